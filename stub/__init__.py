@@ -1,0 +1,18 @@
+"""svc-stub: a local test stub for the control-point service and its legacy vendor routes."""
+
+from .app import create_app
+from .config import StubConfig
+from .fixtures import Flag, FixtureError, FixtureSet, load_fixture_paths, parse_fixture_document
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "FixtureError",
+    "FixtureSet",
+    "Flag",
+    "StubConfig",
+    "__version__",
+    "create_app",
+    "load_fixture_paths",
+    "parse_fixture_document",
+]

@@ -1,0 +1,5 @@
+"""`python -m stub`: the same command as `svc-stub`."""
+
+from .cli import main
+
+main()

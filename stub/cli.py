@@ -1,0 +1,184 @@
+"""The `svc-stub` command: parse options, load fixtures, serve until SIGINT or SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import secrets
+import signal
+import sys
+from pathlib import Path
+
+import click
+from aiohttp import web
+
+from . import __version__
+from .access_log import RedactingAccessLogger
+from .app import create_app, load_fixtures
+from .config import (
+    DEFAULT_HOST,
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_RECORDED,
+    DEFAULT_PORT,
+    StubConfig,
+    is_loopback,
+)
+from .fixtures import FixtureError, FixtureSet
+
+READY_LINE = "svc-stub listening on {url}"
+# In-flight requests (a 10 s delay fault, say) must not hold up a stop: tests wait on it.
+SHUTDOWN_GRACE_S = 0.5
+
+
+class ConfigError(Exception):
+    """A usage or configuration problem: exit 2 with one line on stderr."""
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--host", default=DEFAULT_HOST, show_default=True, help="Address to bind.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=DEFAULT_PORT,
+    show_default=True,
+    help="Port to bind; 0 picks a free one (read it from the ready line).",
+)
+@click.option(
+    "--fixtures",
+    "fixture_paths",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Fixture file or directory; repeatable, a later file wins per key. "
+    "Default: the set shipped with the package.",
+)
+@click.option(
+    "--api-key",
+    "api_keys",
+    multiple=True,
+    help="Accept only this key on runtime and vendor routes; repeatable. "
+    "Default: any non-empty key.",
+)
+@click.option(
+    "--allow-non-loopback", is_flag=True, help="Permit a --host that is not a loopback address."
+)
+@click.option(
+    "--control-token",
+    help="Require 'Authorization: Bearer TOKEN' on /_test/*. "
+    "Generated and printed when binding off loopback without one.",
+)
+@click.option(
+    "--max-recorded",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_RECORDED,
+    show_default=True,
+    help="Most entries kept per recorded list (events, svcEvents, targets, requests).",
+)
+@click.option(
+    "--max-body-bytes",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_BODY_BYTES,
+    show_default=True,
+    help="Largest request body accepted, after gzip decompression; larger is a 413.",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
+    default="info",
+    show_default=True,
+    help="'debug' adds one line per request (keys and tokens redacted).",
+)
+@click.version_option(__version__, prog_name="svc-stub")
+def command(
+    host: str,
+    port: int,
+    fixture_paths: tuple[Path, ...],
+    api_keys: tuple[str, ...],
+    allow_non_loopback: bool,
+    control_token: str | None,
+    max_recorded: int,
+    max_body_bytes: int,
+    log_level: str,
+) -> None:
+    """A local stand-in for the control-point service's runtime plane and legacy vendor routes."""
+    if not is_loopback(host) and not allow_non_loopback:
+        raise ConfigError(f"--host {host} is not a loopback address; add --allow-non-loopback")
+    if any(not key for key in api_keys):
+        raise ConfigError("--api-key: a key cannot be empty")
+    generated_token = not is_loopback(host) and control_token is None
+    config = StubConfig(
+        host=host,
+        port=port,
+        fixture_paths=fixture_paths,
+        api_keys=frozenset(api_keys),
+        allow_non_loopback=allow_non_loopback,
+        control_token=secrets.token_urlsafe(24) if generated_token else control_token,
+        max_recorded=max_recorded,
+        max_body_bytes=max_body_bytes,
+        log_level=log_level.lower(),
+    )
+    try:
+        fixtures = load_fixtures(config)
+    except FixtureError as exc:
+        raise ConfigError(str(exc)) from None
+    logging.basicConfig(
+        level=config.log_level.upper(), format="svc-stub %(levelname)s %(message)s"
+    )
+    asyncio.run(serve(config, fixtures, announce_token=generated_token))
+
+
+async def serve(config: StubConfig, fixtures: FixtureSet, *, announce_token: bool = False) -> None:
+    """Serve until SIGINT or SIGTERM; the ready line is printed once the socket accepts."""
+    debug = config.log_level == "debug"
+    runner = web.AppRunner(
+        create_app(config, fixtures),
+        handle_signals=False,
+        shutdown_timeout=SHUTDOWN_GRACE_S,
+        # An access log halves throughput, so it exists only at debug level.
+        access_log=logging.getLogger("stub.access") if debug else None,
+        access_log_class=RedactingAccessLogger,
+    )
+    await runner.setup()
+    stopped = _stop_event()  # before the ready line: a parent may signal as soon as it reads it
+    try:
+        site = web.TCPSite(runner, config.host, config.port)
+        try:
+            await site.start()
+        except OSError as exc:
+            reason = os.strerror(exc.errno) if exc.errno else str(exc)
+            raise ConfigError(f"cannot listen on {config.host}:{config.port}: {reason}") from None
+        print(READY_LINE.format(url=_url(config.host, runner.addresses[0][1])), flush=True)
+        if announce_token:
+            print(f"svc-stub control token: {config.control_token}", flush=True)
+        await stopped.wait()
+    finally:
+        await runner.cleanup()
+
+
+def _stop_event() -> asyncio.Event:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    return stop
+
+
+def _url(host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    return f"http://{shown}:{port}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: configuration and usage errors are one line on stderr and exit code 2."""
+    try:
+        code = command.main(args=argv, prog_name="svc-stub", standalone_mode=False)
+    except click.ClickException as exc:
+        _fail(exc.format_message())
+    except ConfigError as exc:
+        _fail(str(exc))
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _fail(message: str) -> None:
+    print(f"svc-stub: error: {message}", file=sys.stderr)
+    sys.exit(2)

@@ -1,0 +1,37 @@
+"""Frozen settings of one stub instance, shared by the CLI, the app and the pytest plugin."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 3901
+DEFAULT_MAX_RECORDED = 10_000
+DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class StubConfig:
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    fixture_paths: tuple[Path, ...] = ()
+    """Empty: the default fixture set shipped with the package."""
+    api_keys: frozenset[str] = field(default_factory=frozenset)
+    """Empty: any non-empty key is accepted (the service's stub rule)."""
+    allow_non_loopback: bool = False
+    control_token: str | None = None
+    """When set, every /_test/ route requires `Authorization: Bearer <control_token>`."""
+    max_recorded: int = DEFAULT_MAX_RECORDED
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    log_level: str = "info"
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,347 @@
+"""Fixture documents (YAML or JSON) become frozen, validated flags; every error says where."""
+
+from __future__ import annotations
+
+import importlib.resources
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal, TypeAlias
+
+import yaml
+
+JsonValue: TypeAlias = Any
+"""A value made only of dict (str keys), list, str, int, float, bool and None."""
+
+FlagType = Literal["boolean", "string", "number", "object"]
+
+# The client libraries' in-memory fixtures use integer/float/json; accepting them lets users
+# reuse the fixtures they already have.
+TYPE_NAMES: Mapping[str, FlagType] = MappingProxyType(
+    {
+        "boolean": "boolean",
+        "string": "string",
+        "number": "number",
+        "integer": "number",
+        "float": "number",
+        "object": "object",
+        "json": "object",
+    }
+)
+
+FIXTURE_SUFFIXES = (".yaml", ".yml", ".json")
+_TOP_LEVEL_KEYS = ("flags", "vendor")
+_VENDOR_KEYS = ("flags", "definitions")
+_FLAG_KEYS = (
+    "type",
+    "value",
+    "enabled",
+    "variant",
+    "payload",
+    "metadata",
+    "reason",
+    "matchAttribute",
+    "matchTargetingKey",
+)
+_METADATA_KEYS = ("version", "id")
+_EMPTY: Mapping[str, JsonValue] = MappingProxyType({})
+
+
+class FixtureError(ValueError):
+    """A fixture document is not valid; the message names the source, key path and problem."""
+
+
+@dataclass(frozen=True, slots=True)
+class Flag:
+    """One control point as served: every field validated and every default resolved."""
+
+    key: str
+    type: FlagType
+    value: JsonValue
+    enabled: bool = True
+    variant: str | None = None
+    payload: JsonValue = None
+    version: int | None = None
+    id: int | None = None
+    reason_override: str | None = None
+    match_attribute: Mapping[str, JsonValue] = field(default_factory=lambda: _EMPTY)
+    match_targeting_key: str | None = None
+
+    @property
+    def reason(self) -> str:
+        if self.reason_override is not None:
+            return self.reason_override
+        if not self.enabled:
+            return "DISABLED"
+        return "SPLIT" if self.variant is not None else "TARGETING_MATCH"
+
+    @property
+    def is_conditional(self) -> bool:
+        return bool(self.match_attribute) or self.match_targeting_key is not None
+
+    def matches(self, targeting_key: str, attributes: Mapping[str, JsonValue]) -> bool:
+        """True when the evaluation context satisfies every match condition of the flag."""
+        if self.match_targeting_key is not None and targeting_key != self.match_targeting_key:
+            return False
+        missing = object()
+        return all(
+            _json_equal(attributes.get(name, missing), wanted)
+            for name, wanted in self.match_attribute.items()
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FixtureSet:
+    """Everything a fixture document can say: the flags and optional verbatim vendor bodies."""
+
+    flags: Mapping[str, Flag] = field(default_factory=lambda: _EMPTY)
+    vendor_flags: Mapping[str, JsonValue] | None = None
+    vendor_definitions: Mapping[str, JsonValue] | None = None
+
+    def overlaid_with(self, later: FixtureSet) -> FixtureSet:
+        """The later set wins per flag key and per vendor body."""
+        return FixtureSet(
+            flags=MappingProxyType({**self.flags, **later.flags}),
+            vendor_flags=later.vendor_flags if later.vendor_flags is not None else self.vendor_flags,
+            vendor_definitions=(
+                later.vendor_definitions
+                if later.vendor_definitions is not None
+                else self.vendor_definitions
+            ),
+        )
+
+
+def default_fixture_dir() -> Path:
+    """The default set: inside the installed wheel, or at the repository top in a checkout."""
+    packaged = Path(str(importlib.resources.files("stub"))) / "fixtures"
+    if packaged.is_dir():
+        return packaged
+    # Editable installs and plain checkouts: the wheel's force-include has not run.
+    return Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def load_fixture_paths(paths: Sequence[Path]) -> FixtureSet:
+    """Load files and directories in order; a later file wins per key."""
+    combined = FixtureSet()
+    for path in _expand(paths):
+        combined = combined.overlaid_with(load_fixture_file(path))
+    return combined
+
+
+def load_fixture_file(path: Path) -> FixtureSet:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FixtureError(f"{path}: no such file") from None
+    except UnicodeDecodeError:
+        raise FixtureError(f"{path}: not UTF-8 text") from None
+    except OSError as exc:
+        raise FixtureError(f"{path}: cannot read ({exc.strerror})") from None
+    return parse_fixture_document(parse_yaml(text, str(path)), str(path))
+
+
+def parse_yaml(text: str, source: str) -> object:
+    """YAML (and so JSON) text to plain values, with a one-line error that names the source."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise FixtureError(f"{source}: invalid YAML{where}: {exc.problem}") from None
+    except yaml.YAMLError as exc:
+        raise FixtureError(f"{source}: invalid YAML: {exc}") from None
+    except RecursionError:
+        raise FixtureError(f"{source}: invalid YAML: nested too deeply") from None
+
+
+def parse_fixture_document(document: object, source: str) -> FixtureSet:
+    """Validate one parsed document; raise FixtureError naming `source` and the key path."""
+    if document is None:  # an empty file is an empty fixture set
+        return FixtureSet()
+    where = _Where(source)
+    top = _mapping(document, where, _TOP_LEVEL_KEYS)
+    flags_doc = _mapping(top.get("flags", {}), where / "flags")
+    flags = {key: _parse_flag(key, body, where / "flags" / key) for key, body in flags_doc.items()}
+    vendor = _mapping(top.get("vendor", {}), where / "vendor", _VENDOR_KEYS)
+    return FixtureSet(
+        flags=MappingProxyType(flags),
+        vendor_flags=_optional_json_object(vendor.get("flags"), where / "vendor" / "flags"),
+        vendor_definitions=_optional_json_object(
+            vendor.get("definitions"), where / "vendor" / "definitions"
+        ),
+    )
+
+
+def check_json_value(value: object, source: str, path: str = "") -> JsonValue:
+    """Ensure a value holds only JSON types (YAML can also produce dates, sets and more)."""
+    stack: list[tuple[object, _Where]] = [(value, _Where(source, path))]
+    while stack:  # iterative: JSON from a request may nest deeper than Python's recursion limit
+        item, where = stack.pop()
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    raise FixtureError(where.says(f"expected string keys, got {describe(key)}"))
+                stack.append((child, where / key))
+        elif isinstance(item, list):
+            stack.extend((child, where / str(index)) for index, child in enumerate(item))
+        elif not (item is None or isinstance(item, str | int | float | bool)):
+            raise FixtureError(where.says(f"expected a JSON value, got {describe(item)}"))
+    return value
+
+
+def describe(value: object) -> str:
+    """A short, JSON-flavoured description of a value for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f'"{shown}"'
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    return f"a {type(value).__name__}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Where:
+    """A source and key path, rendered as `source: flags.checkout-v2.value`."""
+
+    source: str
+    path: str = ""
+
+    def __truediv__(self, key: str) -> _Where:
+        return _Where(self.source, f"{self.path}.{key}" if self.path else key)
+
+    def says(self, problem: str) -> str:
+        return f"{self.source}: {self.path}: {problem}" if self.path else f"{self.source}: {problem}"
+
+
+def _parse_flag(key: str, body: object, where: _Where) -> Flag:
+    spec = _mapping(body, where, _FLAG_KEYS)
+    for required in ("type", "value"):
+        if required not in spec:
+            raise FixtureError((where / required).says("required"))
+    flag_type = _flag_type(spec["type"], where / "type")
+    value = _value_of_type(spec["type"], flag_type, spec["value"], where / "value")
+    metadata = _mapping(spec.get("metadata", {}), where / "metadata", _METADATA_KEYS)
+    return Flag(
+        key=key,
+        type=flag_type,
+        value=value,
+        enabled=_typed(spec.get("enabled", True), bool, "boolean", where / "enabled"),
+        variant=_optional_str(spec.get("variant"), where / "variant"),
+        payload=check_json_value(spec.get("payload"), where.source, (where / "payload").path),
+        version=_optional_int(metadata.get("version"), where / "metadata" / "version"),
+        id=_optional_int(metadata.get("id"), where / "metadata" / "id"),
+        reason_override=_optional_str(spec.get("reason"), where / "reason", non_empty=True),
+        match_attribute=_match_attribute(spec.get("matchAttribute", {}), where / "matchAttribute"),
+        match_targeting_key=_optional_str(
+            spec.get("matchTargetingKey"), where / "matchTargetingKey", non_empty=True
+        ),
+    )
+
+
+def _flag_type(raw: object, where: _Where) -> FlagType:
+    if isinstance(raw, str) and raw in TYPE_NAMES:
+        return TYPE_NAMES[raw]
+    raise FixtureError(where.says(f"expected one of {', '.join(TYPE_NAMES)}, got {describe(raw)}"))
+
+
+def _value_of_type(declared: str, flag_type: FlagType, value: object, where: _Where) -> JsonValue:
+    if declared == "integer":
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        expected = "integer"
+    elif flag_type == "boolean":
+        ok, expected = isinstance(value, bool), "boolean"
+    elif flag_type == "string":
+        ok, expected = isinstance(value, str), "string"
+    elif flag_type == "number":
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        expected = "number"
+    else:
+        ok, expected = isinstance(value, dict | list), "object or list"
+    if not ok:
+        raise FixtureError(where.says(f"expected {expected} (type {declared}), got {describe(value)}"))
+    return check_json_value(value, where.source, where.path)
+
+
+def _match_attribute(raw: object, where: _Where) -> Mapping[str, JsonValue]:
+    conditions = _mapping(raw, where)
+    for name, wanted in conditions.items():
+        check_json_value(wanted, where.source, (where / name).path)
+    return MappingProxyType(dict(conditions))
+
+
+def _mapping(
+    raw: object, where: _Where, allowed: Iterable[str] | None = None
+) -> dict[str, object]:
+    if not isinstance(raw, dict):
+        raise FixtureError(where.says(f"expected a mapping, got {describe(raw)}"))
+    for key in raw:
+        if not isinstance(key, str):
+            raise FixtureError(where.says(f"expected string keys, got {describe(key)}"))
+    if allowed is not None:
+        known = tuple(allowed)
+        unknown = [key for key in raw if key not in known]
+        if unknown:
+            raise FixtureError(
+                (where / unknown[0]).says(f"unknown key (expected one of {', '.join(known)})")
+            )
+    return raw
+
+
+def _typed(raw: object, kind: type, name: str, where: _Where) -> Any:
+    if isinstance(raw, kind):
+        return raw
+    raise FixtureError(where.says(f"expected {name}, got {describe(raw)}"))
+
+
+def _optional_str(raw: object, where: _Where, *, non_empty: bool = False) -> str | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, str) or (non_empty and not raw):
+        wanted = "a non-empty string" if non_empty else "string"
+        raise FixtureError(where.says(f"expected {wanted}, got {describe(raw)}"))
+    return raw
+
+
+def _optional_int(raw: object, where: _Where) -> int | None:
+    if raw is None:
+        return None
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return raw
+    raise FixtureError(where.says(f"expected integer, got {describe(raw)}"))
+
+
+def _optional_json_object(raw: object, where: _Where) -> Mapping[str, JsonValue] | None:
+    if raw is None:
+        return None
+    body = _mapping(raw, where)
+    check_json_value(body, where.source, where.path)
+    return MappingProxyType(body)
+
+
+def _json_equal(left: object, right: object) -> bool:
+    """JSON equality: 1 == 1.0, but true is not 1 (Python says it is)."""
+    if isinstance(left, bool) or isinstance(right, bool):
+        return left is right
+    return left == right
+
+
+def _expand(paths: Sequence[Path]) -> list[Path]:
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir() if p.suffix in FIXTURE_SUFFIXES and p.is_file())
+            if not found:
+                raise FixtureError(f"{path}: no *.yaml, *.yml or *.json files in this directory")
+            files.extend(found)
+        else:
+            files.append(path)
+    return files

@@ -1,0 +1,132 @@
+"""HTTP building blocks every route shares: JSON answers, API errors, body reading, auth."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+JSON = "application/json"
+
+REQUEST_SEQ = web.RequestKey("seq", int)
+"""The request's number in `/_test/requests`, set for runtime and vendor routes."""
+
+
+class ApiError(Exception):
+    """An error answer: rendered as `{"ok": false, "error": CODE, "message": ...}`."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = dict(headers or {})
+
+    def to_response(self) -> web.Response:
+        body = {"ok": False, "error": self.code, "message": self.message}
+        return json_response(body, status=self.status, headers=self.headers)
+
+
+def json_response(
+    body: object, *, status: int = 200, headers: Mapping[str, str] | None = None
+) -> web.Response:
+    return encoded_response(orjson.dumps(body), status=status, headers=headers)
+
+
+def encoded_response(
+    body: bytes, *, status: int = 200, headers: Mapping[str, str] | None = None
+) -> web.Response:
+    return web.Response(body=body, status=status, content_type=JSON, headers=headers)
+
+
+def invalid_body(message: str) -> ApiError:
+    return ApiError(400, "INVALID_BODY", message)
+
+
+async def read_body(request: web.Request) -> bytes:
+    """The request body, gzip already undone by aiohttp; the size cap applies after that."""
+    try:
+        return await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        raise ApiError(
+            413,
+            "PAYLOAD_TOO_LARGE",
+            f"body: larger than {request.client_max_size} bytes (after decompression); "
+            "the limit is set with --max-body-bytes",
+        ) from None
+
+
+async def read_json_object(request: web.Request) -> dict[str, Any]:
+    """The body parsed as a JSON object, or a 400 that says what was wrong with it."""
+    raw = await read_body(request)
+    if not raw.strip():
+        raise invalid_body("body: expected a JSON object, got an empty body")
+    try:
+        parsed = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise invalid_body(f"body: not valid JSON ({exc})") from None
+    if not isinstance(parsed, dict):
+        raise invalid_body(f"body: expected a JSON object, got {json_type(parsed)}")
+    return parsed
+
+
+def json_type(value: object) -> str:
+    """The JSON name of a value's type, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+SECRET_QUERY_KEYS = frozenset({"token", "api_key", "apikey", "key", "secret", "access_token"})
+REDACTED = "[redacted]"
+
+
+def redacted_query(request: web.Request) -> dict[str, str | list[str]]:
+    """The query as a JSON object, with the value of any key-bearing parameter hidden."""
+    query: dict[str, str | list[str]] = {}
+    for name, value in request.query.items():
+        shown = REDACTED if name.lower() in SECRET_QUERY_KEYS else value
+        previous = query.get(name)
+        if previous is None:
+            query[name] = shown
+        elif isinstance(previous, list):
+            previous.append(shown)
+        else:
+            query[name] = [previous, shown]
+    return query
+
+
+def presented_key(request: web.Request) -> str:
+    """The API key a client presented: `Authorization: Bearer` (any case) or `x-api-key`."""
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return token.strip()
+    return request.headers.get("x-api-key", "").strip()
+
+
+def check_api_key(key: str, accepted: frozenset[str]) -> None:
+    """Any non-empty key unless keys were configured; the key itself is never echoed."""
+    if not key:
+        raise ApiError(
+            401,
+            "UNAUTHORIZED",
+            "missing API key: send 'Authorization: Bearer <key>' or 'x-api-key: <key>'",
+        )
+    if accepted and key not in accepted:
+        raise ApiError(401, "UNAUTHORIZED", "API key not accepted by this stub (see --api-key)")

@@ -1,0 +1,105 @@
+"""The runtime plane, `/v1/...`, in exactly the shapes the published clients send and parse."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from ..http import (
+    REQUEST_SEQ,
+    ApiError,
+    check_api_key,
+    encoded_response,
+    invalid_body,
+    json_response,
+    json_type,
+    presented_key,
+    read_json_object,
+)
+from ..state import STATE
+
+routes = web.RouteTableDef()
+
+
+@routes.post("/v1/flags/evaluate", name="evaluate")
+async def evaluate(request: web.Request) -> web.Response:
+    body = await _authenticated_body(request)
+    targeting_key = _targeting_key(body)
+    flag_keys = _string_list(body, "flagKeys")
+    attributes = _object(body, "attributes")
+    _object(body, "groups")
+    _object(body, "groupProperties")
+    decisions = request.app[STATE].served.decisions.encode(flag_keys, targeting_key, attributes)
+    return encoded_response(
+        b'{"decisions":%b,"requestId":"%b","quotaLimited":false}'
+        % (decisions, request_id(request.get(REQUEST_SEQ, 0)))
+    )
+
+
+@routes.post("/v1/capture", name="capture")
+async def capture(request: web.Request) -> web.Response:
+    body = await _authenticated_body(request)
+    events = body.get("events")
+    if not isinstance(events, list):
+        raise invalid_body(f"events: expected an array of event objects, got {json_type(events)}")
+    for index, event in enumerate(events):
+        if not isinstance(event, dict):  # all or nothing: nothing is stored if one is bad
+            raise invalid_body(f"events[{index}]: expected an object, got {json_type(event)}")
+    request.app[STATE].svc_events.extend(events)
+    return json_response({"ok": True, "accepted": len(events)})
+
+
+@routes.post("/v1/targets/register", name="register")
+async def register_target(request: web.Request) -> web.Response:
+    body = await _authenticated_body(request)
+    targeting_key = _targeting_key(body)
+    for name in ("kind", "environment"):
+        if body.get(name) is not None and not isinstance(body[name], str):
+            raise invalid_body(f"{name}: expected a string, got {json_type(body[name])}")
+    _object(body, "properties")
+    request.app[STATE].targets.append(body)
+    return json_response({"ok": True, "targetingKey": targeting_key})
+
+
+def request_id(seq: int) -> bytes:
+    """A UUID-shaped id whose last group is the request's seq in `/_test/requests`."""
+    return b"00000000-0000-4000-8000-%012d" % seq
+
+
+async def _authenticated_body(request: web.Request) -> dict[str, Any]:
+    check_api_key(presented_key(request), request.app[STATE].config.api_keys)
+    return await read_json_object(request)
+
+
+def _targeting_key(body: dict[str, Any]) -> str:
+    value = body.get("targetingKey")
+    if not isinstance(value, str) or not value:
+        got = '""' if value == "" else json_type(value)
+        raise ApiError(
+            400,
+            "TARGETING_KEY_REQUIRED",
+            f"targetingKey: expected a non-empty string, got {got}",
+        )
+    return value
+
+
+def _string_list(body: dict[str, Any], name: str) -> list[str]:
+    value = body.get(name)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise invalid_body(f"{name}: expected an array of strings, got {json_type(value)}")
+    for index, item in enumerate(value):
+        if not isinstance(item, str):
+            raise invalid_body(f"{name}[{index}]: expected a string, got {json_type(item)}")
+    return value
+
+
+def _object(body: dict[str, Any], name: str) -> dict[str, Any]:
+    value = body.get(name)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise invalid_body(f"{name}: expected an object, got {json_type(value)}")
+    return value

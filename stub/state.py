@@ -1,0 +1,63 @@
+"""Everything a running stub remembers: served fixtures, armed faults and what clients sent."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from .config import StubConfig
+from .evaluation import DecisionTable
+from .faults import FaultSpec
+from .fixtures import FixtureSet
+from .recording import BoundedLog
+
+Json = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """A fixture set together with everything derived from it once, at load time."""
+
+    fixtures: FixtureSet
+    decisions: DecisionTable
+
+    @classmethod
+    def of(cls, fixtures: FixtureSet) -> Served:
+        return cls(fixtures=fixtures, decisions=DecisionTable(fixtures.flags))
+
+
+class StubState:
+    """Mutable only through these attributes; `reset()` returns it to its start-up state."""
+
+    def __init__(self, config: StubConfig, fixtures: FixtureSet) -> None:
+        self.config = config
+        self._startup = Served.of(fixtures)
+        self.served = self._startup
+        limit = config.max_recorded
+        self.events: BoundedLog[Json] = BoundedLog(limit)
+        """Items of vendor `/batch` requests."""
+        self.svc_events: BoundedLog[Json] = BoundedLog(limit)
+        """Events of runtime `/v1/capture` requests."""
+        self.targets: BoundedLog[Json] = BoundedLog(limit)
+        self.requests: BoundedLog[Json] = BoundedLog(limit)
+        self.armed_faults: list[FaultSpec] = []
+        # Never reset: a seq stays unique for the life of the process, across tests.
+        self._seq = itertools.count(1)
+
+    def next_seq(self) -> int:
+        return next(self._seq)
+
+    def serve(self, fixtures: FixtureSet) -> None:
+        self.served = Served.of(fixtures)
+
+    def reset(self) -> None:
+        self.served = self._startup
+        self.armed_faults.clear()
+        for log in (self.events, self.svc_events, self.targets, self.requests):
+            log.clear()
+
+
+STATE = web.AppKey("state", StubState)
