@@ -2,7 +2,7 @@
 
 from .app import create_app
 from .config import StubConfig
-from .fixtures import Flag, FixtureError, FixtureSet, load_fixture_paths, parse_fixture_document
+from .fixtures import FixtureError, FixtureSet, Flag, load_fixture_paths, parse_fixture_document
 
 __version__ = "0.1.0"
 

@@ -121,9 +121,7 @@ def command(
         fixtures = load_fixtures(config)
     except FixtureError as exc:
         raise ConfigError(str(exc)) from None
-    logging.basicConfig(
-        level=config.log_level.upper(), format="svc-stub %(levelname)s %(message)s"
-    )
+    logging.basicConfig(level=config.log_level.upper(), format="svc-stub %(levelname)s %(message)s")
     asyncio.run(serve(config, fixtures, announce_token=generated_token))
 
 

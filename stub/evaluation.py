@@ -18,7 +18,7 @@ VERSION_KEYS = ("svc.flagVersion", "fireweave.flagVersion")
 
 
 def matched_decision(flag: Flag) -> dict[str, Any]:
-    metadata = {name: flag.version for name in VERSION_KEYS} if flag.version is not None else {}
+    metadata = dict.fromkeys(VERSION_KEYS, flag.version) if flag.version is not None else {}
     return {
         "flagKey": flag.key,
         "found": True,

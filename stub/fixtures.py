@@ -103,7 +103,9 @@ class FixtureSet:
         """The later set wins per flag key and per vendor body."""
         return FixtureSet(
             flags=MappingProxyType({**self.flags, **later.flags}),
-            vendor_flags=later.vendor_flags if later.vendor_flags is not None else self.vendor_flags,
+            vendor_flags=later.vendor_flags
+            if later.vendor_flags is not None
+            else self.vendor_flags,
             vendor_definitions=(
                 later.vendor_definitions
                 if later.vendor_definitions is not None
@@ -219,7 +221,9 @@ class _Where:
         return _Where(self.source, f"{self.path}.{key}" if self.path else key)
 
     def says(self, problem: str) -> str:
-        return f"{self.source}: {self.path}: {problem}" if self.path else f"{self.source}: {problem}"
+        return (
+            f"{self.source}: {self.path}: {problem}" if self.path else f"{self.source}: {problem}"
+        )
 
 
 def _parse_flag(key: str, body: object, where: _Where) -> Flag:
@@ -253,7 +257,9 @@ def _flag_type(raw: object, where: _Where) -> FlagType:
     raise FixtureError(where.says(f"expected one of {', '.join(TYPE_NAMES)}, got {describe(raw)}"))
 
 
-def _value_of_type(declared: str, flag_type: FlagType, value: object, where: _Where) -> JsonValue:
+def _value_of_type(
+    declared: object, flag_type: FlagType, value: object, where: _Where
+) -> JsonValue:
     if declared == "integer":
         ok = isinstance(value, int) and not isinstance(value, bool)
         expected = "integer"
@@ -267,7 +273,9 @@ def _value_of_type(declared: str, flag_type: FlagType, value: object, where: _Wh
     else:
         ok, expected = isinstance(value, dict | list), "object or list"
     if not ok:
-        raise FixtureError(where.says(f"expected {expected} (type {declared}), got {describe(value)}"))
+        raise FixtureError(
+            where.says(f"expected {expected} (type {declared}), got {describe(value)}")
+        )
     return check_json_value(value, where.source, where.path)
 
 
@@ -278,9 +286,7 @@ def _match_attribute(raw: object, where: _Where) -> Mapping[str, JsonValue]:
     return MappingProxyType(dict(conditions))
 
 
-def _mapping(
-    raw: object, where: _Where, allowed: Iterable[str] | None = None
-) -> dict[str, object]:
+def _mapping(raw: object, where: _Where, allowed: Iterable[str] | None = None) -> dict[str, object]:
     if not isinstance(raw, dict):
         raise FixtureError(where.says(f"expected a mapping, got {describe(raw)}"))
     for key in raw:
@@ -338,7 +344,9 @@ def _expand(paths: Sequence[Path]) -> list[Path]:
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
-            found = sorted(p for p in path.iterdir() if p.suffix in FIXTURE_SUFFIXES and p.is_file())
+            found = sorted(
+                p for p in path.iterdir() if p.suffix in FIXTURE_SUFFIXES and p.is_file()
+            )
             if not found:
                 raise FixtureError(f"{path}: no *.yaml, *.yml or *.json files in this directory")
             files.extend(found)

@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 from aiohttp import web
+from aiohttp.web_protocol import RequestPayloadError
 
 JSON = "application/json"
 
@@ -23,16 +24,22 @@ class ApiError(Exception):
         code: str,
         message: str,
         headers: Mapping[str, str] | None = None,
+        *,
+        close_connection: bool = False,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
         self.headers = dict(headers or {})
+        self.close_connection = close_connection
 
     def to_response(self) -> web.Response:
         body = {"ok": False, "error": self.code, "message": self.message}
-        return json_response(body, status=self.status, headers=self.headers)
+        response = json_response(body, status=self.status, headers=self.headers)
+        if self.close_connection:
+            response.force_close()
+        return response
 
 
 def json_response(
@@ -55,6 +62,15 @@ async def read_body(request: web.Request) -> bytes:
     """The request body, gzip already undone by aiohttp; the size cap applies after that."""
     try:
         return await request.read()
+    except RequestPayloadError:  # the body claimed an encoding it does not have
+        encoding = request.headers.get("Content-Encoding", "")
+        # The rest of the stream cannot be framed any more, so the connection must end here.
+        raise ApiError(
+            400,
+            "INVALID_BODY",
+            f"body: cannot decode Content-Encoding {encoding!r}",
+            close_connection=True,
+        ) from None
     except web.HTTPRequestEntityTooLarge:
         raise ApiError(
             413,

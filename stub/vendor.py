@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from .fixtures import Flag, FixtureSet
+from .fixtures import FixtureSet, Flag
 from .http import invalid_body, json_type
 
 
@@ -38,10 +38,6 @@ def _flag_from_record(key: str, record: object) -> Flag:
     metadata = _field(record, "metadata", dict, where, default={})
     version = _field(metadata, "version", int, f"{where}.metadata", default=None)
     flag_id = _field(metadata, "id", int, f"{where}.metadata", default=None)
-    if variant is not None:
-        reason = "SPLIT"
-    else:
-        reason = "TARGETING_MATCH" if enabled else "DISABLED"
     return Flag(
         key=key,
         type="string" if variant is not None else "boolean",
@@ -51,8 +47,14 @@ def _flag_from_record(key: str, record: object) -> Flag:
         payload=_payload(metadata.get("payload"), f"{where}.metadata.payload"),
         version=version,
         id=flag_id,
-        reason_override=reason,
+        reason_override=_upstream_reason(enabled, variant),
     )
+
+
+def _upstream_reason(enabled: bool, variant: str | None) -> str:
+    if variant is not None:
+        return "SPLIT"
+    return "TARGETING_MATCH" if enabled else "DISABLED"
 
 
 def _field(record: Mapping[str, Any], name: str, kind: type, where: str, default: Any) -> Any:

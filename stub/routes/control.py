@@ -6,11 +6,11 @@ from typing import Any
 
 from aiohttp import web
 
-from ..faults import parse_arming
-from ..fixtures import FixtureError, parse_fixture_document, parse_yaml
-from ..http import ApiError, invalid_body, json_response, read_body, read_json_object
-from ..state import STATE
-from ..vendor import fixtures_from_vendor_flags
+from stub.faults import parse_arming
+from stub.fixtures import FixtureError, parse_fixture_document, parse_yaml
+from stub.http import ApiError, invalid_body, json_response, read_body, read_json_object
+from stub.state import STATE
+from stub.vendor import fixtures_from_vendor_flags
 
 routes = web.RouteTableDef()
 

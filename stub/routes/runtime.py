@@ -6,7 +6,7 @@ from typing import Any
 
 from aiohttp import web
 
-from ..http import (
+from stub.http import (
     REQUEST_SEQ,
     ApiError,
     check_api_key,
@@ -17,7 +17,7 @@ from ..http import (
     presented_key,
     read_json_object,
 )
-from ..state import STATE
+from stub.state import STATE
 
 routes = web.RouteTableDef()
 

@@ -1,0 +1,90 @@
+"""Shared fixtures: an in-process app for route tests and a spawned stub for real clients."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient
+from aiohttp.web import Application
+
+from stub import StubConfig, create_app
+
+READY_PREFIX = "svc-stub listening on "
+
+AiohttpClient = Callable[[Application], Awaitable[TestClient[Any, Any]]]
+AUTH = {"Authorization": "Bearer test-key"}
+
+
+@pytest.fixture
+async def client(aiohttp_client: AiohttpClient) -> TestClient[Any, Any]:
+    """The stub in process, default fixtures and settings."""
+    return await aiohttp_client(create_app(StubConfig()))
+
+
+@dataclass
+class SpawnedStub:
+    process: subprocess.Popen[str]
+    url: str
+
+    def get(self, path: str) -> Any:
+        with urllib.request.urlopen(self.url + path, timeout=5) as response:
+            return json.load(response)
+
+    def post(self, path: str, body: object = None) -> Any:
+        data = json.dumps(body if body is not None else {}).encode()
+        request = urllib.request.Request(
+            self.url + path, data=data, method="POST", headers={"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return json.load(response)
+
+
+@contextmanager
+def spawn_stub(*args: str) -> Iterator[SpawnedStub]:
+    """`python -m stub --port 0 ARGS`, ready once its ready line is read; stopped by PID."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "stub", "--port", "0", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        if not line.startswith(READY_PREFIX):
+            process.kill()
+            _, stderr = process.communicate(timeout=5)
+            raise AssertionError(f"stub did not start: {line!r} {stderr!r}")
+        yield SpawnedStub(process, line[len(READY_PREFIX) :].strip())
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+@pytest.fixture(scope="session")
+def session_stub() -> Iterator[SpawnedStub]:
+    with spawn_stub() as stub:
+        yield stub
+
+
+@pytest.fixture
+def live_stub(session_stub: SpawnedStub) -> SpawnedStub:
+    """The session's spawned stub, reset before the test."""
+    session_stub.post("/_test/reset")
+    return session_stub

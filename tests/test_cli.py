@@ -1,0 +1,196 @@
+"""The `svc-stub` command as a process: ready line, options, exit codes, signals, logging."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import READY_PREFIX, SpawnedStub, spawn_stub
+
+STUB = [sys.executable, "-m", "stub"]
+
+
+def run_stub(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*STUB, *args], capture_output=True, text=True, timeout=20, cwd=cwd)
+
+
+def evaluate(stub: SpawnedStub, key: str, api_key: str = "k") -> dict[str, object]:
+    request = urllib.request.Request(
+        stub.url + "/v1/flags/evaluate",
+        data=json.dumps({"targetingKey": "u", "flagKeys": [key]}).encode(),
+        headers={"Authorization": f"Bearer {api_key}"},
+    )
+    with urllib.request.urlopen(request, timeout=5) as response:
+        return json.load(response)["decisions"][0]  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield sock.getsockname()[1]
+
+
+class TestReadyLine:
+    def test_port_zero_binds_a_free_loopback_port_and_says_so_first(self) -> None:
+        with spawn_stub() as stub:
+            host, port = stub.url.removeprefix("http://").rsplit(":", 1)
+            assert host == "127.0.0.1"
+            assert int(port) > 0
+            assert stub.get("/health") == {"ok": True}
+
+    def test_python_dash_m_and_the_console_script_are_the_same_command(self) -> None:
+        script = Path(sys.executable).with_name("svc-stub")
+        out = subprocess.run([str(script), "--version"], capture_output=True, text=True)
+        assert out.returncode == 0
+        assert out.stdout == run_stub("--version").stdout
+        assert "svc-stub" in out.stdout
+
+    def test_the_default_fixtures_are_served_from_any_directory(self, tmp_path: Path) -> None:
+        process = subprocess.Popen(
+            [*STUB, "--port", "0"], cwd=tmp_path, stdout=subprocess.PIPE, text=True
+        )
+        try:
+            assert process.stdout is not None
+            line = process.stdout.readline()
+            assert line.startswith(READY_PREFIX)
+            stub = SpawnedStub(process, line[len(READY_PREFIX) :].strip())
+            assert evaluate(stub, "checkout-v2")["value"] == "treatment-b"
+        finally:
+            process.terminate()
+            process.wait(timeout=5)
+            process.stdout.close()  # type: ignore[union-attr]
+
+
+class TestFixtureOptions:
+    def test_files_and_directories_load_in_order_later_wins(self, tmp_path: Path) -> None:
+        directory = tmp_path / "dir"
+        directory.mkdir()
+        (directory / "a.yaml").write_text(
+            "flags: {x: {type: number, value: 1}, y: {type: number, value: 1}}"
+        )
+        (directory / "b.json").write_text('{"flags": {"y": {"type": "number", "value": 2}}}')
+        last = tmp_path / "last.yml"
+        last.write_text("flags: {x: {type: number, value: 3}}")
+        with spawn_stub("--fixtures", str(directory), "--fixtures", str(last)) as stub:
+            assert (evaluate(stub, "x")["value"], evaluate(stub, "y")["value"]) == (3, 2)
+            assert evaluate(stub, "new-checkout")["found"] is False
+
+
+class TestApiKeyOption:
+    def test_only_configured_keys_are_accepted(self) -> None:
+        with spawn_stub("--api-key", "one", "--api-key", "two") as stub:
+            assert evaluate(stub, "new-checkout", api_key="two")["found"] is True
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                evaluate(stub, "new-checkout", api_key="three")
+            assert refused.value.code == 401
+            refused.value.close()
+
+
+class TestControlTokenOption:
+    def test_a_given_token_guards_the_control_plane(self) -> None:
+        with spawn_stub("--control-token", "ctl") as stub:
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                stub.get("/_test/events")
+            assert refused.value.code == 401
+            refused.value.close()
+            request = urllib.request.Request(
+                stub.url + "/_test/events", headers={"Authorization": "Bearer ctl"}
+            )
+            with urllib.request.urlopen(request, timeout=5) as response:
+                assert response.status == 200
+
+
+class TestConfigurationErrors:
+    """Exit 2, exactly one line on stderr, nothing on stdout, never a traceback."""
+
+    @pytest.mark.parametrize(
+        ("args", "message"),
+        [
+            (["--bogus"], "svc-stub: error: No such option"),
+            (["--port", "70000"], "svc-stub: error: Invalid value for '--port'"),
+            (
+                ["--host", "0.0.0.0"],
+                "svc-stub: error: --host 0.0.0.0 is not a loopback address; "
+                "add --allow-non-loopback",
+            ),
+            (["--host", "10.1.2.3"], "svc-stub: error: --host 10.1.2.3 is not a loopback address"),
+            (
+                ["--fixtures", "/no/such/file.yaml"],
+                "svc-stub: error: /no/such/file.yaml: no such file",
+            ),
+            (["--api-key", ""], "svc-stub: error: --api-key: a key cannot be empty"),
+            (["--max-recorded", "0"], "svc-stub: error: Invalid value for '--max-recorded'"),
+        ],
+    )
+    def test_usage_errors(self, args: list[str], message: str) -> None:
+        result = run_stub(*args)
+        assert (result.returncode, result.stdout) == (2, "")
+        assert result.stderr.count("\n") == 1
+        assert result.stderr.startswith(message)
+
+    def test_a_bad_fixture_names_the_file_and_key_path(self, tmp_path: Path) -> None:
+        bad = tmp_path / "bad.yaml"
+        bad.write_text("flags:\n  checkout:\n    type: string\n    value: 5\n")
+        result = run_stub("--fixtures", str(bad))
+        assert result.returncode == 2
+        assert result.stderr == (
+            f"svc-stub: error: {bad}: flags.checkout.value: expected string (type string), got 5\n"
+        )
+
+    def test_a_port_in_use_is_a_one_line_error(self, busy_port: int) -> None:
+        result = run_stub("--port", str(busy_port))
+        assert (result.returncode, result.stdout) == (2, "")
+        assert result.stderr == (
+            f"svc-stub: error: cannot listen on 127.0.0.1:{busy_port}: Address already in use\n"
+        )
+
+
+class TestSignals:
+    @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["TERM", "INT"])
+    def test_a_signal_stops_the_stub_cleanly_with_exit_zero(self, signum: int) -> None:
+        with spawn_stub() as stub:
+            stub.process.send_signal(signum)
+            started = time.monotonic()
+            assert stub.process.wait(timeout=5) == 0
+            assert time.monotonic() - started < 2
+            assert stub.process.stderr is not None
+            assert "Traceback" not in stub.process.stderr.read()
+
+
+class TestLogging:
+    def test_debug_logs_one_line_per_request_without_secrets(self) -> None:
+        with spawn_stub("--log-level", "debug") as stub:
+            request = urllib.request.Request(
+                stub.url + "/v1/flags/evaluate?token=phc_query_secret",
+                data=b'{"targetingKey": "u"}',
+                headers={"Authorization": "Bearer sk_header_secret"},
+            )
+            urllib.request.urlopen(request, timeout=5).close()
+            stub.process.terminate()
+            stub.process.wait(timeout=5)
+            assert stub.process.stderr is not None
+            log = stub.process.stderr.read()
+        lines = [line for line in log.splitlines() if "/v1/flags/evaluate" in line]
+        assert len(lines) == 1
+        assert "token=[redacted]" in lines[0]
+        assert "phc_query_secret" not in log
+        assert "sk_header_secret" not in log
+
+    def test_info_level_logs_no_request_lines(self) -> None:
+        with spawn_stub() as stub:
+            stub.get("/health")
+            stub.process.terminate()
+            stub.process.wait(timeout=5)
+            assert stub.process.stderr is not None
+            assert stub.process.stderr.read() == ""

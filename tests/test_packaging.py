@@ -1,0 +1,39 @@
+"""What a plain `pip install .` gets: the wheel carries the default fixtures inside `stub/`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_wheel_ships_the_default_fixtures_and_the_entry_point(tmp_path: Path) -> None:
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--quiet",
+            "--wheel-dir",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = tmp_path.glob("svc_stub-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        entry_points = next(n for n in names if n.endswith("entry_points.txt"))
+        assert "svc-stub = stub.cli:main" in archive.read(entry_points).decode()
+    shipped = {
+        name.removeprefix("stub/fixtures/") for name in names if name.startswith("stub/fixtures/")
+    }
+    assert shipped == {p.name for p in (ROOT / "fixtures").iterdir()}
+    assert "stub/__main__.py" in names
