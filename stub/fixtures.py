@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.resources
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -163,9 +164,9 @@ def parse_fixture_document(document: object, source: str) -> FixtureSet:
         return FixtureSet()
     where = _Where(source)
     top = _mapping(document, where, _TOP_LEVEL_KEYS)
-    flags_doc = _mapping(top.get("flags", {}), where / "flags")
+    flags_doc = _mapping(_or_empty(top.get("flags")), where / "flags")
     flags = {key: _parse_flag(key, body, where / "flags" / key) for key, body in flags_doc.items()}
-    vendor = _mapping(top.get("vendor", {}), where / "vendor", _VENDOR_KEYS)
+    vendor = _mapping(_or_empty(top.get("vendor")), where / "vendor", _VENDOR_KEYS)
     return FixtureSet(
         flags=MappingProxyType(flags),
         vendor_flags=_optional_json_object(vendor.get("flags"), where / "vendor" / "flags"),
@@ -175,21 +176,77 @@ def parse_fixture_document(document: object, source: str) -> FixtureSet:
     )
 
 
+MAX_EXPANDED_VALUES = 1_000_000
+"""YAML aliases can make a small file expand enormously ("billion laughs"); this bounds it."""
+
+
 def check_json_value(value: object, source: str, path: str = "") -> JsonValue:
-    """Ensure a value holds only JSON types (YAML can also produce dates, sets and more)."""
-    stack: list[tuple[object, _Where]] = [(value, _Where(source, path))]
-    while stack:  # iterative: JSON from a request may nest deeper than Python's recursion limit
-        item, where = stack.pop()
-        if isinstance(item, dict):
-            for key, child in item.items():
-                if not isinstance(key, str):
-                    raise FixtureError(where.says(f"expected string keys, got {describe(key)}"))
-                stack.append((child, where / key))
-        elif isinstance(item, list):
-            stack.extend((child, where / str(index)) for index, child in enumerate(item))
-        elif not (item is None or isinstance(item, str | int | float | bool)):
-            raise FixtureError(where.says(f"expected a JSON value, got {describe(item)}"))
+    """Ensure a value holds only JSON types (YAML can also make dates, sets, NaN and cycles)."""
+    _JsonWalk(source).check(value, _Where(source, path))
     return value
+
+
+class _JsonWalk:
+    """An iterative depth-first walk: JSON from a request may nest deeper than Python recurses.
+
+    YAML aliases share containers, so each container is checked once (`sizes` remembers its
+    expanded size), and a container met again while inside itself is a cycle.
+    """
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.sizes: dict[int, int] = {}
+        self.open: set[int] = set()
+
+    def check(self, root: object, where: _Where) -> None:
+        stack: list[tuple[object, _Where, bool]] = [(root, where, False)]
+        while stack:
+            item, at, leaving = stack.pop()
+            if leaving:
+                self._close(item, at)
+            elif isinstance(item, dict | list):
+                self._open(item, at, stack)
+            else:
+                _check_scalar(item, at)
+
+    def _open(
+        self, item: dict[object, object] | list[object], at: _Where, stack: list[Any]
+    ) -> None:
+        if id(item) in self.open:
+            raise FixtureError(at.says("expected a JSON value, got a value that contains itself"))
+        if id(item) in self.sizes:
+            return
+        self.open.add(id(item))
+        stack.append((item, at, True))
+        for key, child in _children(item, at):
+            stack.append((child, at / key, False))
+
+    def _close(self, item: object, at: _Where) -> None:
+        self.open.discard(id(item))
+        children = item.values() if isinstance(item, dict) else item
+        assert isinstance(children, Iterable)
+        size = 1 + sum(self.sizes.get(id(child), 1) for child in children)
+        if size > MAX_EXPANDED_VALUES:
+            raise FixtureError(
+                at.says(f"expands to more than {MAX_EXPANDED_VALUES:,} values (YAML aliases?)")
+            )
+        self.sizes[id(item)] = size
+
+
+def _children(item: dict[object, object] | list[object], at: _Where) -> list[tuple[str, object]]:
+    if isinstance(item, list):
+        return [(str(index), child) for index, child in enumerate(item)]
+    for key in item:
+        if not isinstance(key, str):
+            raise FixtureError(at.says(f"expected string keys, got {describe(key)}"))
+    return [(str(key), child) for key, child in item.items()]
+
+
+def _check_scalar(item: object, at: _Where) -> None:
+    if isinstance(item, float) and not math.isfinite(item):
+        raise FixtureError(at.says(f"expected a finite number (JSON has no {item}), got {item}"))
+    if not (item is None or isinstance(item, str | int | float | bool)):
+        raise FixtureError(at.says(f"expected a JSON value, got {describe(item)}"))
 
 
 def describe(value: object) -> str:
@@ -333,10 +390,19 @@ def _optional_json_object(raw: object, where: _Where) -> Mapping[str, JsonValue]
     return MappingProxyType(body)
 
 
+def _or_empty(section: object) -> object:
+    """`flags:` with every flag commented out parses as null: an empty section, not an error."""
+    return {} if section is None else section
+
+
 def _json_equal(left: object, right: object) -> bool:
-    """JSON equality: 1 == 1.0, but true is not 1 (Python says it is)."""
+    """JSON equality, all the way down: 1 == 1.0, but true is not 1 (Python says it is)."""
     if isinstance(left, bool) or isinstance(right, bool):
         return left is right
+    if isinstance(left, dict) and isinstance(right, dict):
+        return left.keys() == right.keys() and all(_json_equal(left[k], right[k]) for k in left)
+    if isinstance(left, list) and isinstance(right, list):
+        return len(left) == len(right) and all(map(_json_equal, left, right))
     return left == right
 
 
