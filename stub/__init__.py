@@ -1,8 +1,8 @@
 """svc-stub: a local test stub for the control-point service and its legacy vendor routes."""
 
-from .app import create_app
-from .config import StubConfig
-from .fixtures import FixtureError, FixtureSet, Flag, load_fixture_paths, parse_fixture_document
+from stub.app import create_app
+from stub.config import StubConfig
+from stub.fixtures import FixtureError, FixtureSet, Flag, load_fixture_paths, parse_fixture_document
 
 __version__ = "0.1.0"
 

@@ -1,5 +1,5 @@
 """`python -m stub`: the same command as `svc-stub`."""
 
-from .cli import main
+from stub.cli import main
 
 main()

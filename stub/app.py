@@ -5,11 +5,19 @@ from __future__ import annotations
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from .config import StubConfig
-from .fixtures import FixtureSet, default_fixture_dir, load_fixture_paths
-from .middleware import ROUTE_PLACES, Plane, RoutePlace, control_guard, json_errors, record_requests
-from .routes import control, runtime
-from .state import STATE, StubState
+from stub.config import StubConfig
+from stub.fixtures import FixtureSet, default_fixture_dir, load_fixture_paths
+from stub.middleware import (
+    ROUTE_PLACES,
+    Plane,
+    RoutePlace,
+    control_guard,
+    inject_faults,
+    json_errors,
+    record_requests,
+)
+from stub.routes import control, runtime
+from stub.state import STATE, StubState
 
 
 def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Application:
@@ -19,6 +27,7 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
     middlewares: list[Middleware] = [record_requests, json_errors]
     if config.control_token is not None:
         middlewares.append(control_guard(config.control_token))
+    middlewares.append(inject_faults)
     app = web.Application(middlewares=middlewares, client_max_size=config.max_body_bytes)
     app[STATE] = StubState(config, fixtures)
     app[ROUTE_PLACES] = {}

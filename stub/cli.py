@@ -13,10 +13,10 @@ from pathlib import Path
 import click
 from aiohttp import web
 
-from . import __version__
-from .access_log import RedactingAccessLogger
-from .app import create_app, load_fixtures
-from .config import (
+from stub import __version__
+from stub.access_log import RedactingAccessLogger
+from stub.app import create_app, load_fixtures
+from stub.config import (
     DEFAULT_HOST,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_RECORDED,
@@ -24,7 +24,7 @@ from .config import (
     StubConfig,
     is_loopback,
 )
-from .fixtures import FixtureError, FixtureSet
+from stub.fixtures import FixtureError, FixtureSet
 
 READY_LINE = "svc-stub listening on {url}"
 # In-flight requests (a 10 s delay fault, say) must not hold up a stop: tests wait on it.

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from .fixtures import Flag, JsonValue
+from stub.fixtures import Flag, JsonValue
 
 # Published clients read the version under the upstream name; ours is the service's own.
 VERSION_KEYS = ("svc.flagVersion", "fireweave.flagVersion")

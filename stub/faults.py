@@ -1,18 +1,29 @@
-"""The fault vocabulary and the arming document: what can break, where, and for how long."""
+"""The fault vocabulary: one small function per fault, named by what the client observes.
+
+Counts, schedules and probability are not here: `arming.py` decides *whether* a fault fires,
+once, centrally; a function here only decides *how* it looks on the wire.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+import contextlib
+import socket
+import struct
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Any
 
-from .http import invalid_body, json_type
+import orjson
+from aiohttp import web
+from aiohttp.typedefs import Handler
+
+from stub.http import JSON, encoded_response, json_response, request_id
 
 
 class FaultMode(StrEnum):
-    """Each mode is named by what the client observes."""
-
     DELAY = "delay"
     UNAUTHORIZED = "401"
     RATE_LIMITED = "429"
@@ -20,24 +31,23 @@ class FaultMode(StrEnum):
     INVALID_JSON = "invalid_json"
     TRUNCATED = "truncated"
     QUOTA_LIMITED = "quota_limited"
+    STATUS = "status"
+    RESET = "reset"
+    EMPTY_RESPONSE = "empty_response"
+    SLOW_BODY = "slow_body"
+    HANG = "hang"
 
-
-_MODES = tuple(mode.value for mode in FaultMode)
-
-SELECTORS = ("evaluate", "capture", "register", "flags", "definitions", "batch")
-"""Route names a fault can target; `all` stands for every one of them."""
 
 DEFAULT_DELAY_MS = 10_000  # longer than every client's 3000 ms timeout, so `delay` times out
 DEFAULT_RETRY_AFTER_S = 1
-_ARMING_KEYS = ("mode", "applyTo", "delayMs", "ttlRequests", "status", "body", "retryAfter")
 
 
 @dataclass(frozen=True, slots=True)
 class FaultSpec:
+    """One fault and its parameters; `body` None means the mode's own body."""
+
     mode: FaultMode
-    routes: frozenset[str]
     delay_ms: int = DEFAULT_DELAY_MS
-    ttl_requests: int | None = None
     status: int | None = None
     body: Any = None
     retry_after_s: int = DEFAULT_RETRY_AFTER_S
@@ -45,83 +55,219 @@ class FaultSpec:
     def to_json(self) -> dict[str, Any]:
         return {
             "mode": self.mode.value,
-            "applyTo": sorted(self.routes),
             "delayMs": self.delay_ms,
-            "ttlRequests": self.ttl_requests,
             "status": self.status,
             "body": self.body,
             "retryAfter": self.retry_after_s,
         }
 
 
-def parse_arming(document: Mapping[str, Any]) -> FaultSpec | None:
-    """Validate a `POST /_test/fault` body; None means `{"mode": "none"}` (clear)."""
-    unknown = sorted(set(document) - set(_ARMING_KEYS))
-    if unknown:
-        raise invalid_body(
-            f"{unknown[0]}: unknown field (expected one of {', '.join(_ARMING_KEYS)})"
-        )
-    mode = document.get("mode")
-    if mode == "none":
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """The request a fault fires on: its route name and the handler that would answer it."""
+
+    request: web.Request
+    route: str
+    serve: Handler
+    flag_keys: tuple[str, ...] = ()
+    """Every served flag key: what evaluate answers for when the request names none."""
+
+
+FaultFunction = Callable[[Hit, FaultSpec], Awaitable[web.StreamResponse | None]]
+"""Answers the request, or returns None when no HTTP answer was (or will be) given."""
+
+# A body a client must not be able to parse once cut short; long enough to cut in half.
+_TRUNCATED_BODY = orjson.dumps(
+    {"ok": True, "note": "svc-stub cut this answer short on purpose: a client must not parse it"}
+)
+_HANG_POLL_S = 0.25
+
+
+async def delay(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
+    await asyncio.sleep(spec.delay_ms / 1000)
+    if _client_gone(hit.request):  # it gave up: serving now would record what it will re-send
         return None
-    return FaultSpec(
-        mode=parse_mode(mode),
-        routes=_parse_selectors(document.get("applyTo", "all")),
-        delay_ms=_count(document, "delayMs", DEFAULT_DELAY_MS),
-        ttl_requests=_optional_positive(document, "ttlRequests"),
-        status=_optional_status(document),
-        body=document.get("body"),
-        retry_after_s=_count(document, "retryAfter", DEFAULT_RETRY_AFTER_S),
+    return await hit.serve(hit.request)
+
+
+async def unauthorized(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
+    await _drain(hit.request)
+    return _error(spec, 401, "UNAUTHORIZED", type="authentication_error", code="invalid_api_key")
+
+
+async def rate_limited(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
+    await _drain(hit.request)
+    response = _error(spec, 429, "RATE_LIMITED", type="throttled_error", code="throttled")
+    response.headers["Retry-After"] = str(spec.retry_after_s)
+    return response
+
+
+async def server_error(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
+    await _drain(hit.request)
+    return _error(spec, 500, "INTERNAL")
+
+
+async def status(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
+    await _drain(hit.request)
+    code = spec.status or 500
+    return _error(spec, code, f"HTTP_{code}")
+
+
+async def invalid_json(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
+    await _drain(hit.request)
+    body = spec.body if isinstance(spec.body, str) else "{not-json"
+    return web.Response(body=body.encode(), status=spec.status or 200, content_type=JSON)
+
+
+async def truncated(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
+    """Status line, headers with the full Content-Length, about half the body, a clean close."""
+    await _drain(hit.request)
+    body = _body_bytes(spec) or _TRUNCATED_BODY
+    response = _streamed(spec.status or 200, len(body))
+    await response.prepare(hit.request)
+    await response.write(body[: max(1, len(body) // 2)])
+    _transport(hit.request).close()  # FIN once the half is flushed; never a reset
+    return response
+
+
+async def quota_limited(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
+    """What the real service says per route family when the project is over its quota."""
+    if hit.route == "evaluate":
+        return await _quota_limited_decisions(hit)
+    await _drain(hit.request)
+    if hit.route == "flags":
+        return json_response(
+            {
+                "flags": {},
+                "quotaLimited": ["feature_flags"],
+                "errorsWhileComputingFlags": False,
+                "requestId": request_id(hit.request),
+            }
+        )
+    # Definitions polls get 402 from the real vendor; for capture, batch and register a 402
+    # is what a client can tell apart from success (its batch is kept and retried).
+    return _error(spec, 402, "QUOTA_LIMITED")
+
+
+async def reset(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
+    """A TCP reset and no response at all."""
+    await _drain(hit.request)
+    transport = _transport(hit.request)
+    sock = transport.get_extra_info("socket")
+    if sock is not None:  # linger 0 turns the close into an RST
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    transport.abort()
+    return None
+
+
+async def empty_response(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
+    """The connection closes cleanly before a single byte of response."""
+    await _drain(hit.request)
+    _transport(hit.request).close()
+    return None
+
+
+async def slow_body(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
+    """The normal answer, its body dribbled out over `delayMs`."""
+    normal = await hit.serve(hit.request)
+    body = normal.body if isinstance(normal, web.Response) else None
+    if not isinstance(body, bytes) or not body:
+        return normal
+    response = _streamed(normal.status, len(body))
+    response.headers.update((k, v) for k, v in normal.headers.items() if k.lower() == "retry-after")
+    pieces = min(len(body), 20)
+    step = -(-len(body) // pieces)
+    pause = spec.delay_ms / 1000 / pieces
+    try:
+        await response.prepare(hit.request)
+        for start in range(0, len(body), step):
+            await asyncio.sleep(pause)
+            await response.write(body[start : start + step])
+    except ConnectionError:  # the client gave up part way: that is the point of the fault
+        return None
+    return response
+
+
+async def hang(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
+    """No answer until the client gives up or the stub stops."""
+    await _drain(hit.request)
+    while not _client_gone(hit.request):
+        await asyncio.sleep(_HANG_POLL_S)
+    return None
+
+
+FAULTS: Mapping[FaultMode, FaultFunction] = MappingProxyType(
+    {
+        FaultMode.DELAY: delay,
+        FaultMode.UNAUTHORIZED: unauthorized,
+        FaultMode.RATE_LIMITED: rate_limited,
+        FaultMode.SERVER_ERROR: server_error,
+        FaultMode.INVALID_JSON: invalid_json,
+        FaultMode.TRUNCATED: truncated,
+        FaultMode.QUOTA_LIMITED: quota_limited,
+        FaultMode.STATUS: status,
+        FaultMode.RESET: reset,
+        FaultMode.EMPTY_RESPONSE: empty_response,
+        FaultMode.SLOW_BODY: slow_body,
+        FaultMode.HANG: hang,
+    }
+)
+
+
+async def _quota_limited_decisions(hit: Hit) -> web.Response:
+    """200, every requested key not found, `quotaLimited: true` (a boolean, as clients need)."""
+    try:
+        document = orjson.loads(await hit.request.read())
+    except Exception:  # the fault fires before the body is validated; a bad one means all keys
+        document = None
+    keys = document.get("flagKeys") if isinstance(document, dict) else None
+    if not isinstance(keys, list) or not keys or not all(isinstance(k, str) for k in keys):
+        keys = list(hit.flag_keys)
+    decisions = [{"flagKey": k, "found": False, "value": None, "reason": "ERROR"} for k in keys]
+    return encoded_response(
+        orjson.dumps(
+            {"decisions": decisions, "requestId": request_id(hit.request), "quotaLimited": True}
+        )
     )
 
 
-def parse_mode(raw: object) -> FaultMode:
-    if isinstance(raw, str) and raw in _MODES:
-        return FaultMode(raw)
-    valid = ", ".join(["none", *_MODES])
-    shown = repr(raw) if isinstance(raw, str) else json_type(raw)
-    raise invalid_body(f"mode: unknown fault mode {shown} (valid: {valid})")
+def _error(spec: FaultSpec, default_status: int, error: str, **vendor: str) -> web.Response:
+    """An error answer in the runtime envelope (plus the vendor's fields), unless overridden."""
+    body = _body_bytes(spec)
+    if body is None:
+        message = f"svc-stub fault: {spec.mode.value}"
+        body = orjson.dumps({"ok": False, "error": error, "message": message, **vendor})
+    return encoded_response(body, status=spec.status or default_status)
 
 
-def _parse_selectors(raw: object) -> frozenset[str]:
-    names = [raw] if isinstance(raw, str) else raw
-    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
-        raise invalid_body(
-            f"applyTo: expected a selector or a non-empty list of selectors, got {json_type(raw)}"
-        )
-    routes: set[str] = set()
-    for name in names:
-        if name == "all":
-            routes.update(SELECTORS)
-        elif name in SELECTORS:
-            routes.add(name)
-        else:
-            raise invalid_body(
-                f"applyTo: unknown selector {name!r} (valid: all, {', '.join(SELECTORS)})"
-            )
-    return frozenset(routes)
-
-
-def _count(document: Mapping[str, Any], name: str, default: int) -> int:
-    raw = document.get(name, default)
-    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
-        raise invalid_body(f"{name}: expected a non-negative integer, got {json_type(raw)} {raw!r}")
-    return raw
-
-
-def _optional_positive(document: Mapping[str, Any], name: str) -> int | None:
-    raw = document.get(name)
-    if raw is None:
+def _body_bytes(spec: FaultSpec) -> bytes | None:
+    """An armed body: a string is sent as it is, anything else as JSON."""
+    if spec.body is None:
         return None
-    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
-        raise invalid_body(f"{name}: expected a positive integer, got {json_type(raw)} {raw!r}")
-    return raw
+    return spec.body.encode() if isinstance(spec.body, str) else orjson.dumps(spec.body)
 
 
-def _optional_status(document: Mapping[str, Any]) -> int | None:
-    raw = document.get("status")
-    if raw is None:
-        return None
-    if isinstance(raw, bool) or not isinstance(raw, int) or not 100 <= raw <= 599:
-        raise invalid_body(f"status: expected an HTTP status from 100 to 599, got {raw!r}")
-    return raw
+def _streamed(status_code: int, length: int) -> web.StreamResponse:
+    response = web.StreamResponse(status=status_code)
+    response.content_type = JSON
+    response.content_length = length
+    return response
+
+
+async def _drain(request: web.Request) -> None:
+    """Read the request body so the connection ends cleanly rather than with a reset."""
+    with contextlib.suppress(Exception):  # too large or undecodable: the fault answers anyway
+        await request.read()
+
+
+def _transport(request: web.Request) -> asyncio.Transport:
+    transport = request.transport
+    if transport is None:
+        raise ConnectionResetError("the client went away")
+    assert isinstance(transport, asyncio.Transport)
+    return transport
+
+
+def _client_gone(request: web.Request) -> bool:
+    transport = request.transport
+    return transport is None or transport.is_closing()

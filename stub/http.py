@@ -54,6 +54,11 @@ def encoded_response(
     return web.Response(body=body, status=status, content_type=JSON, headers=headers)
 
 
+def request_id(request: web.Request) -> str:
+    """A UUID-shaped id whose last group is the request's seq in `/_test/requests`."""
+    return "00000000-0000-4000-8000-%012d" % request.get(REQUEST_SEQ, 0)
+
+
 def invalid_body(message: str) -> ApiError:
     return ApiError(400, "INVALID_BODY", message)
 

@@ -12,8 +12,10 @@ from typing import Literal
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
-from .http import REQUEST_SEQ, ApiError, json_response, redacted_query
-from .state import STATE
+from stub.arming import Fired, request_fault
+from stub.faults import FAULTS, Hit
+from stub.http import REQUEST_SEQ, ApiError, json_response, redacted_query
+from stub.state import STATE
 
 log = logging.getLogger("stub")
 
@@ -29,6 +31,10 @@ class RoutePlace:
 
 
 ROUTE_PLACES = web.AppKey("route_places", dict[str, RoutePlace])
+FIRED = web.RequestKey("fired", Fired)
+"""The fault decision for a request, when there was one: its provenance in `/_test/requests`."""
+UNANSWERED = web.RequestKey("unanswered", bool)
+"""Set when a fault gave no HTTP answer (reset, empty response, hang, a client that left)."""
 
 _ERROR_CODES = {
     400: "BAD_REQUEST",
@@ -50,9 +56,10 @@ async def record_requests(request: web.Request, handler: Handler) -> web.StreamR
     status: int | None = None
     try:
         response = await handler(request)
-        status = response.status
+        status = None if request.get(UNANSWERED) else response.status
         return response
     finally:  # also when the client went away mid-request: status stays null then
+        fired = request.get(FIRED)
         state.requests.append(
             {
                 "seq": seq,
@@ -61,7 +68,7 @@ async def record_requests(request: web.Request, handler: Handler) -> web.StreamR
                 "query": redacted_query(request),
                 "route": place.name if place else None,
                 "status": status,
-                "fault": None,
+                "fault": fired.to_json() if fired else None,
                 "durationMs": round((time.perf_counter() - started) * 1000, 3),
             }
         )
@@ -81,6 +88,29 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
     except Exception:
         log.exception("unexpected error on %s %s", request.method, request.path)
         return ApiError(500, "INTERNAL", "unexpected error in the stub (see its log)").to_response()
+
+
+@web.middleware
+async def inject_faults(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Before auth and body parsing: the request's own fault (header > query), else an armed one."""
+    place = request.app[ROUTE_PLACES].get(request.path)
+    if place is None or place.plane == "control":
+        return await handler(request)
+    state = request.app[STATE]
+    fired = request_fault(request)
+    if fired is None and state.faults:
+        fired = state.faults.take(place.name)
+    if fired is None:
+        return await handler(request)
+    request[FIRED] = fired
+    if fired.spec is None:  # an explicit `none`, or a sequence step that lets one through
+        return await handler(request)
+    hit = Hit(request, place.name, handler, tuple(state.served.fixtures.flags))
+    response = await FAULTS[fired.spec.mode](hit, fired.spec)
+    if response is None:
+        request[UNANSWERED] = True
+        return web.Response()  # never reaches the client: its connection is already gone
+    return response
 
 
 def control_guard(token: str) -> Middleware:

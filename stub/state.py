@@ -8,11 +8,11 @@ from typing import Any
 
 from aiohttp import web
 
-from .config import StubConfig
-from .evaluation import DecisionTable
-from .faults import FaultSpec
-from .fixtures import FixtureSet
-from .recording import BoundedLog
+from stub.arming import ArmedFaults
+from stub.config import StubConfig
+from stub.evaluation import DecisionTable
+from stub.fixtures import FixtureSet
+from stub.recording import BoundedLog
 
 Json = dict[str, Any]
 
@@ -43,7 +43,7 @@ class StubState:
         """Events of runtime `/v1/capture` requests."""
         self.targets: BoundedLog[Json] = BoundedLog(limit)
         self.requests: BoundedLog[Json] = BoundedLog(limit)
-        self.armed_faults: list[FaultSpec] = []
+        self.faults = ArmedFaults()
         # Never reset: a seq stays unique for the life of the process, across tests.
         self._seq = itertools.count(1)
 
@@ -55,7 +55,7 @@ class StubState:
 
     def reset(self) -> None:
         self.served = self._startup
-        self.armed_faults.clear()
+        self.faults.clear()
         for log in (self.events, self.svc_events, self.targets, self.requests):
             log.clear()
 

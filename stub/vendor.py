@@ -8,8 +8,8 @@ from typing import Any
 
 import orjson
 
-from .fixtures import FixtureSet, Flag
-from .http import invalid_body, json_type
+from stub.fixtures import FixtureSet, Flag
+from stub.http import invalid_body, json_type
 
 
 def fixtures_from_vendor_flags(body: Mapping[str, Any], current: FixtureSet) -> FixtureSet:

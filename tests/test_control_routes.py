@@ -33,7 +33,7 @@ class TestReset:
     ) -> None:
         await client.post("/v1/capture", json={"events": [{"type": "event"}]}, headers=AUTH)
         await client.post("/v1/targets/register", json={"targetingKey": "u"}, headers=AUTH)
-        await client.post("/_test/fault", json={"mode": "500"})
+        await client.post("/_test/fault", json={"mode": "500", "applyTo": "batch"})
         await client.post("/_test/fixtures", json={"flags": {}})
         assert (await decision(client, "new-checkout"))["found"] is False
 
@@ -251,85 +251,6 @@ class TestFixtureReplacement:
         await client.post("/_test/fixtures", json={"flags": {}})
         await client.post("/_test/reset")
         assert (await decision(client, "new-checkout"))["found"] is True
-
-
-class TestFaultArming:
-    async def test_an_armed_fault_is_answered_with_its_defaults(
-        self, client: TestClient[Any, Any]
-    ) -> None:
-        status, body = await json_of(client, "POST", "/_test/fault", json={"mode": "delay"})
-        assert status == 200
-        (armed,) = body["armed"]
-        assert armed["mode"] == "delay"
-        assert armed["applyTo"] == sorted(
-            ["evaluate", "capture", "register", "flags", "definitions", "batch"]
-        )
-        assert (armed["delayMs"], armed["ttlRequests"], armed["retryAfter"]) == (10000, None, 1)
-
-    async def test_get_shows_what_is_armed_and_never_clears_it(
-        self, client: TestClient[Any, Any]
-    ) -> None:
-        await client.post("/_test/fault", json={"mode": "500", "applyTo": ["evaluate"]})
-        for _ in range(2):
-            _, body = await json_of(client, "GET", "/_test/fault")
-            assert [(f["mode"], f["applyTo"]) for f in body["armed"]] == [("500", ["evaluate"])]
-
-    @pytest.mark.parametrize(
-        ("method", "body"), [("DELETE", None), ("POST", {"mode": "none"})], ids=["delete", "none"]
-    )
-    async def test_faults_can_be_cleared(
-        self, client: TestClient[Any, Any], method: str, body: dict[str, Any] | None
-    ) -> None:
-        await client.post("/_test/fault", json={"mode": "429"})
-        await client.request(method, "/_test/fault", json=body)
-        assert (await json_of(client, "GET", "/_test/fault"))[1] == {"armed": []}
-
-    @pytest.mark.parametrize(
-        ("body", "message"),
-        [
-            (
-                {"mode": "explode"},
-                "mode: unknown fault mode 'explode' (valid: none, delay, 401, "
-                "429, 500, invalid_json, truncated, quota_limited)",
-            ),
-            (
-                {"mode": "500", "applyTo": "nowhere"},
-                "applyTo: unknown selector 'nowhere' (valid: "
-                "all, evaluate, capture, register, flags, definitions, batch)",
-            ),
-            (
-                {"mode": "500", "applyTo": []},
-                "applyTo: expected a selector or a non-empty list of selectors, got an array",
-            ),
-            (
-                {"mode": "500", "ttlRequests": 0},
-                "ttlRequests: expected a positive integer, got a number 0",
-            ),
-            (
-                {"mode": "delay", "delayMs": -1},
-                "delayMs: expected a non-negative integer, got a number -1",
-            ),
-            (
-                {"mode": "delay", "delayMs": "5"},
-                "delayMs: expected a non-negative integer, got a string '5'",
-            ),
-            (
-                {"mode": "500", "status": 99},
-                "status: expected an HTTP status from 100 to 599, got 99",
-            ),
-            (
-                {"mode": "500", "colour": 1},
-                "colour: unknown field (expected one of mode, applyTo, "
-                "delayMs, ttlRequests, status, body, retryAfter)",
-            ),
-        ],
-    )
-    async def test_bad_arming_is_a_400_that_lists_what_is_valid(
-        self, client: TestClient[Any, Any], body: dict[str, Any], message: str
-    ) -> None:
-        status, error = await json_of(client, "POST", "/_test/fault", json=body)
-        assert (status, error["error"], error["message"]) == (400, "INVALID_BODY", message)
-        assert (await json_of(client, "GET", "/_test/fault"))[1] == {"armed": []}
 
 
 class TestControlToken:

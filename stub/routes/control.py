@@ -6,7 +6,6 @@ from typing import Any
 
 from aiohttp import web
 
-from stub.faults import parse_arming
 from stub.fixtures import FixtureError, parse_fixture_document, parse_yaml
 from stub.http import ApiError, invalid_body, json_response, read_body, read_json_object
 from stub.state import STATE
@@ -68,23 +67,19 @@ async def set_fixtures(request: web.Request) -> web.Response:
 
 @routes.post("/_test/fault", name="arm_fault")
 async def arm_fault(request: web.Request) -> web.Response:
-    state = request.app[STATE]
-    spec = parse_arming(await read_json_object(request))
-    if spec is None:
-        state.armed_faults.clear()
-        return json_response({"ok": True, "armed": []})
-    state.armed_faults.append(spec)
-    return json_response({"ok": True, "armed": [f.to_json() for f in state.armed_faults]})
+    """Answers the fault as armed (null after `{"mode": "none"}`, which clears)."""
+    armed = request.app[STATE].faults.arm(await read_json_object(request))
+    return json_response({"ok": True, "fault": armed.to_json() if armed else None})
 
 
 @routes.get("/_test/fault", name="armed_faults")
 async def armed_faults(request: web.Request) -> web.Response:
-    return json_response({"armed": [f.to_json() for f in request.app[STATE].armed_faults]})
+    return json_response({"armed": request.app[STATE].faults.to_json()})
 
 
 @routes.delete("/_test/fault", name="clear_faults")
 async def clear_faults(request: web.Request) -> web.Response:
-    request.app[STATE].armed_faults.clear()
+    request.app[STATE].faults.clear()
     return json_response({"ok": True, "armed": []})
 
 

@@ -7,7 +7,6 @@ from typing import Any
 from aiohttp import web
 
 from stub.http import (
-    REQUEST_SEQ,
     ApiError,
     check_api_key,
     encoded_response,
@@ -16,6 +15,7 @@ from stub.http import (
     json_type,
     presented_key,
     read_json_object,
+    request_id,
 )
 from stub.state import STATE
 
@@ -33,7 +33,7 @@ async def evaluate(request: web.Request) -> web.Response:
     decisions = request.app[STATE].served.decisions.encode(flag_keys, targeting_key, attributes)
     return encoded_response(
         b'{"decisions":%b,"requestId":"%b","quotaLimited":false}'
-        % (decisions, request_id(request.get(REQUEST_SEQ, 0)))
+        % (decisions, request_id(request).encode())
     )
 
 
@@ -60,11 +60,6 @@ async def register_target(request: web.Request) -> web.Response:
     _object(body, "properties")
     request.app[STATE].targets.append(body)
     return json_response({"ok": True, "targetingKey": targeting_key})
-
-
-def request_id(seq: int) -> bytes:
-    """A UUID-shaped id whose last group is the request's seq in `/_test/requests`."""
-    return b"00000000-0000-4000-8000-%012d" % seq
 
 
 async def _authenticated_body(request: web.Request) -> dict[str, Any]:
