@@ -56,7 +56,7 @@ def encoded_response(
 
 def request_id(request: web.Request) -> str:
     """A UUID-shaped id whose last group is the request's seq in `/_test/requests`."""
-    return "00000000-0000-4000-8000-%012d" % request.get(REQUEST_SEQ, 0)
+    return f"00000000-0000-4000-8000-{request.get(REQUEST_SEQ, 0):012d}"
 
 
 def invalid_body(message: str) -> ApiError:
