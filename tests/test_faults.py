@@ -1,0 +1,536 @@
+"""The fault engine on the wire: every fault as a client sees it, and when each one fires."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient
+
+from conftest import AUTH
+from stub.arming import SELECTORS
+from stub.faults import FAULTS, FaultMode
+from wire import raw_exchange
+
+EVALUATE = "/v1/flags/evaluate"
+BODY = {"targetingKey": "u1", "flagKeys": ["new-checkout"]}
+
+
+async def requests_log(client: TestClient[Any, Any]) -> list[dict[str, Any]]:
+    log: list[dict[str, Any]] = (await (await client.get("/_test/requests")).json())["requests"]
+    return log
+
+
+async def arm(client: TestClient[Any, Any], **document: Any) -> dict[str, Any]:
+    response = await client.post("/_test/fault", json=document)
+    assert response.status == 200, await response.text()
+    armed: dict[str, Any] = (await response.json())["fault"]
+    return armed
+
+
+async def evaluate_status(client: TestClient[Any, Any], **headers: str) -> int:
+    response = await client.post(EVALUATE, json=BODY, headers={**AUTH, **headers})
+    await response.read()
+    return response.status
+
+
+class TestVocabulary:
+    def test_the_registry_covers_every_mode_and_nothing_else(self) -> None:
+        assert set(FAULTS) == set(FaultMode)
+
+    def test_each_fault_function_is_named_by_its_mode(self) -> None:
+        for mode, function in FAULTS.items():
+            assert function.__name__ == mode.name.lower()
+
+
+class TestErrorAnswers:
+    @pytest.mark.parametrize(
+        ("mode", "status", "error", "extra"),
+        [
+            (
+                "401",
+                401,
+                "UNAUTHORIZED",
+                {"type": "authentication_error", "code": "invalid_api_key"},
+            ),
+            ("429", 429, "RATE_LIMITED", {"type": "throttled_error", "code": "throttled"}),
+            ("500", 500, "INTERNAL", {}),
+        ],
+    )
+    async def test_error_modes_answer_json_with_their_status(
+        self,
+        client: TestClient[Any, Any],
+        mode: str,
+        status: int,
+        error: str,
+        extra: dict[str, str],
+    ) -> None:
+        response = await client.post(EVALUATE, json=BODY, headers={"X-Svc-Test-Fault": mode})
+        assert response.status == status
+        assert response.content_type == "application/json"
+        assert await response.json() == {
+            "ok": False,
+            "error": error,
+            "message": f"svc-stub fault: {mode}",
+            **extra,
+        }
+
+    async def test_429_says_retry_after_one_second_by_default(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        response = await client.post(EVALUATE, json=BODY, headers={"X-Svc-Test-Fault": "429"})
+        assert response.headers["Retry-After"] == "1"
+
+    async def test_retry_after_can_be_set_per_request_and_when_armed(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        response = await client.post(
+            EVALUATE, json=BODY, headers={"X-Svc-Test-Fault": "429", "X-Svc-Test-Retry-After": "7"}
+        )
+        assert response.headers["Retry-After"] == "7"
+        await arm(client, mode="429", retryAfter=3)
+        response = await client.post(EVALUATE, json=BODY)
+        assert response.headers["Retry-After"] == "3"
+
+    @pytest.mark.parametrize("code", [502, 503, 504, 418])
+    async def test_status_answers_any_status_with_a_json_body(
+        self, client: TestClient[Any, Any], code: int
+    ) -> None:
+        response = await client.post(f"{EVALUATE}?fault=status&status={code}", json=BODY)
+        assert response.status == code
+        assert (await response.json())["error"] == f"HTTP_{code}"
+
+    async def test_an_armed_body_and_status_replace_the_default_answer(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await arm(client, mode="500", status=503, body={"custom": True})
+        response = await client.post(EVALUATE, json=BODY)
+        assert (response.status, await response.json()) == (503, {"custom": True})
+
+
+class TestInvalidJson:
+    async def test_a_200_json_typed_body_that_does_not_parse(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        response = await client.post(
+            EVALUATE, json=BODY, headers={"X-Svc-Test-Fault": "invalid_json"}
+        )
+        assert (response.status, response.content_type) == (200, "application/json")
+        assert await response.read() == b"{not-json"
+
+    async def test_the_armed_body_is_sent_as_it_is(self, client: TestClient[Any, Any]) -> None:
+        await arm(client, mode="invalid_json", body='{"half": ')
+        assert await (await client.post(EVALUATE, json=BODY)).read() == b'{"half": '
+
+
+class TestQuotaLimited:
+    async def test_evaluate_answers_every_requested_key_not_found_with_a_boolean_flag(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        body = {"targetingKey": "u", "flagKeys": ["new-checkout", "nope"]}
+        response = await client.post(
+            EVALUATE, json=body, headers={"X-Svc-Test-Fault": "quota_limited"}
+        )
+        answer = await response.json()
+        assert response.status == 200
+        assert answer["quotaLimited"] is True
+        assert answer["decisions"] == [
+            {"flagKey": key, "found": False, "value": None, "reason": "ERROR"}
+            for key in ("new-checkout", "nope")
+        ]
+
+    async def test_evaluate_without_keys_answers_for_every_served_flag(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        response = await client.post(
+            EVALUATE, json={"targetingKey": "u"}, headers={"X-Svc-Test-Fault": "quota_limited"}
+        )
+        decisions = (await response.json())["decisions"]
+        assert len(decisions) > 5
+        assert all(d["found"] is False for d in decisions)
+
+    @pytest.mark.parametrize("path", ["/v1/capture", "/v1/targets/register"])
+    async def test_capture_and_register_get_a_402_and_record_nothing(
+        self, client: TestClient[Any, Any], path: str
+    ) -> None:
+        body = {"targetingKey": "u", "events": [{"type": "event"}]}
+        response = await client.post(
+            path, json=body, headers={**AUTH, "X-Svc-Test-Fault": "quota_limited"}
+        )
+        assert response.status == 402
+        assert (await response.json())["error"] == "QUOTA_LIMITED"
+        events = await (await client.get("/_test/events")).json()
+        assert (events["svcEvents"], events["targets"]) == ([], [])
+
+
+class TestTransportFaults:
+    """Raw sockets: what arrives on the wire, byte for byte, and how the connection ends."""
+
+    async def test_truncated_sends_full_length_headers_then_part_of_the_body_then_eof(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        exchange = await raw_exchange(client, fault="truncated")
+        assert exchange.head.startswith(b"HTTP/1.1 200 OK\r\n")
+        length = exchange.content_length
+        assert length is not None
+        assert 1 <= len(exchange.body) < length
+        assert abs(len(exchange.body) - length // 2) <= 1
+        assert exchange.ending == "eof"
+
+    async def test_reset_resets_the_connection_with_no_response(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        exchange = await raw_exchange(client, fault="reset")
+        assert (exchange.head, exchange.ending) == (b"", "reset")
+
+    async def test_empty_response_closes_cleanly_before_a_single_byte(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        exchange = await raw_exchange(client, fault="empty_response")
+        assert (exchange.head, exchange.body, exchange.ending) == (b"", b"", "eof")
+
+    async def test_hang_answers_nothing_until_the_client_gives_up(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        exchange = await raw_exchange(client, fault="hang", read_timeout=0.6)
+        assert (exchange.head, exchange.ending) == (b"", "timeout")
+        assert (await client.get("/health")).status == 200
+
+    async def test_slow_body_dribbles_the_normal_answer_over_delay_ms(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        started = time.monotonic()
+        exchange = await raw_exchange(client, fault="slow_body", params={"Delay-Ms": "400"})
+        assert time.monotonic() - started >= 0.35
+        assert exchange.content_length == len(exchange.body)
+        assert b'"flagKey":"new-checkout","found":true' in exchange.body
+        assert exchange.chunks > 1
+
+    async def test_every_transport_fault_leaves_the_stub_healthy_and_logged(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        for fault in ("truncated", "reset", "empty_response"):
+            await raw_exchange(client, fault=fault)
+        assert (await client.get("/health")).status == 200
+        log = await requests_log(client)
+        assert [(e["fault"]["mode"], e["status"]) for e in log] == [
+            ("truncated", 200),
+            ("reset", None),
+            ("empty_response", None),
+        ]
+
+
+class TestDelay:
+    async def test_delay_answers_normally_after_delay_ms(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        started = time.monotonic()
+        response = await client.post(
+            EVALUATE,
+            json=BODY,
+            headers={**AUTH, "X-Svc-Test-Fault": "delay", "X-Svc-Test-Delay-Ms": "300"},
+        )
+        assert time.monotonic() - started >= 0.29
+        assert (await response.json())["decisions"][0]["found"] is True
+
+    async def test_the_default_delay_outlasts_a_3_second_client_timeout(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        armed = await arm(client, mode="delay")
+        assert armed["delayMs"] == 10_000
+
+    async def test_a_delayed_request_never_blocks_others(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        slow = asyncio.ensure_future(
+            client.post(
+                EVALUATE,
+                json=BODY,
+                headers={**AUTH, "X-Svc-Test-Fault": "delay", "X-Svc-Test-Delay-Ms": "1000"},
+            )
+        )
+        await asyncio.sleep(0.05)
+        started = time.monotonic()
+        assert await evaluate_status(client) == 200
+        assert time.monotonic() - started < 0.5
+        assert not slow.done()
+        (await slow).release()
+
+    async def test_a_client_that_gave_up_during_the_delay_records_nothing(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await arm(client, mode="delay", delayMs=300, applyTo="capture")
+        capture = client.post("/v1/capture", json={"events": [{"n": 1}]}, headers=AUTH)
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(capture, timeout=0.1)
+        await asyncio.sleep(0.4)
+        assert (await (await client.get("/_test/events")).json())["svcEvents"] == []
+
+
+class TestWhereFaultsFire:
+    async def test_faults_fire_before_authentication_and_body_parsing(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        response = await client.post(EVALUATE, data=b"{broken", headers={"X-Svc-Test-Fault": "500"})
+        assert response.status == 500
+
+    async def test_a_faulted_capture_records_no_event(self, client: TestClient[Any, Any]) -> None:
+        response = await client.post(
+            "/v1/capture", json={"events": [{"n": 1}]}, headers={**AUTH, "X-Svc-Test-Fault": "500"}
+        )
+        assert response.status == 500
+        assert (await (await client.get("/_test/events")).json())["svcEvents"] == []
+
+    async def test_control_routes_health_and_unknown_paths_are_never_faulted(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await arm(client, mode="500")
+        header = {"X-Svc-Test-Fault": "500"}
+        assert (await client.get("/health", headers=header)).status == 200
+        assert (await client.get("/_test/events?fault=500", headers=header)).status == 200
+        assert (await client.get("/no/such/route", headers=header)).status == 404
+
+    async def test_apply_to_limits_an_armed_fault_to_its_routes(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await arm(client, mode="500", applyTo=["capture", "register"])
+        assert await evaluate_status(client) == 200
+        response = await client.post("/v1/capture", json={"events": []}, headers=AUTH)
+        assert response.status == 500
+
+    async def test_several_faults_are_armed_at_once_for_different_routes(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await arm(client, mode="401", applyTo="evaluate")
+        await arm(client, mode="500", applyTo="capture")
+        assert await evaluate_status(client) == 401
+        response = await client.post("/v1/capture", json={"events": []}, headers=AUTH)
+        assert response.status == 500
+        armed = (await (await client.get("/_test/fault")).json())["armed"]
+        assert [(f["mode"], f["applyTo"]) for f in armed] == [
+            ("401", ["evaluate"]),
+            ("500", ["capture"]),
+        ]
+
+    async def test_the_newest_armed_fault_wins_where_they_overlap(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await arm(client, mode="500")
+        await arm(client, mode="429", applyTo="evaluate")
+        assert await evaluate_status(client) == 429
+
+
+class TestPrecedence:
+    async def test_the_header_beats_the_query_and_both_beat_an_armed_fault(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await arm(client, mode="500", ttlRequests=5)
+        response = await client.post(
+            f"{EVALUATE}?fault=429", json=BODY, headers={"X-Svc-Test-Fault": "401"}
+        )
+        assert response.status == 401
+        response = await client.post(f"{EVALUATE}?fault=429", json=BODY)
+        assert response.status == 429
+        assert await evaluate_status(client) == 500
+        log = await requests_log(client)
+        assert [e["fault"]["source"] for e in log] == ["header", "query", "armed"]
+
+    async def test_a_per_request_fault_does_not_use_up_an_armed_one(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await arm(client, mode="500", ttlRequests=1)
+        assert await evaluate_status(client, **{"X-Svc-Test-Fault": "429"}) == 429
+        assert await evaluate_status(client) == 500
+        assert await evaluate_status(client) == 200
+
+    async def test_header_none_bypasses_armed_faults(self, client: TestClient[Any, Any]) -> None:
+        await arm(client, mode="500")
+        assert await evaluate_status(client, **{"X-Svc-Test-Fault": "none"}) == 200
+        (entry,) = await requests_log(client)
+        assert entry["fault"] == {"mode": "none", "source": "header"}
+
+    @pytest.mark.parametrize(
+        ("headers", "path", "message"),
+        [
+            (
+                {"X-Svc-Test-Fault": "explode"},
+                EVALUATE,
+                "X-Svc-Test-Fault: unknown fault mode 'explode'",
+            ),
+            ({}, f"{EVALUATE}?fault=explode", "fault: unknown fault mode 'explode'"),
+            (
+                {"X-Svc-Test-Fault": "delay", "X-Svc-Test-Delay-Ms": "soon"},
+                EVALUATE,
+                "X-Svc-Test-Delay-Ms: expected an integer, got 'soon'",
+            ),
+            ({}, f"{EVALUATE}?fault=delay&delayMs=-5", "delayMs: expected a non-negative integer"),
+            ({}, f"{EVALUATE}?fault=status", "status: required with mode status (e.g. 503)"),
+        ],
+    )
+    async def test_a_bad_per_request_fault_is_a_400_naming_the_header_or_parameter(
+        self, client: TestClient[Any, Any], headers: dict[str, str], path: str, message: str
+    ) -> None:
+        response = await client.post(path, json=BODY, headers=headers)
+        assert response.status == 400
+        assert (await response.json())["message"].startswith(message)
+
+
+class TestCounts:
+    async def test_ttl_requests_faults_exactly_that_many_under_concurrency(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await arm(client, mode="500", ttlRequests=50, applyTo="evaluate")
+        statuses = await asyncio.gather(*(evaluate_status(client) for _ in range(200)))
+        assert (statuses.count(500), statuses.count(200)) == (50, 150)
+        assert (await (await client.get("/_test/fault")).json())["armed"] == []
+
+    async def test_fail_the_first_n_then_succeed(self, client: TestClient[Any, Any]) -> None:
+        await arm(client, mode="429", ttlRequests=2)
+        assert [await evaluate_status(client) for _ in range(4)] == [429, 429, 200, 200]
+
+    async def test_get_shows_what_remains_and_how_often_it_fired(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await arm(client, mode="500", ttlRequests=3)
+        await evaluate_status(client)
+        (armed,) = (await (await client.get("/_test/fault")).json())["armed"]
+        assert (armed["ttlRequests"], armed["fired"]) == (2, 1)
+
+
+class TestSequences:
+    async def test_a_sequence_is_consumed_one_matching_request_at_a_time_then_disarms(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await arm(
+            client,
+            sequence=["429", {"mode": "status", "status": 503}, "none", "500"],
+            applyTo="evaluate",
+        )
+        statuses = [await evaluate_status(client) for _ in range(5)]
+        assert statuses == [429, 503, 200, 500, 200]
+        log = await requests_log(client)
+        assert [e["fault"] and (e["fault"]["mode"], e["fault"]["step"]) for e in log] == [
+            ("429", 0),
+            ("status", 1),
+            ("none", 2),
+            ("500", 3),
+            None,
+        ]
+
+    async def test_steps_inherit_the_shared_parameters(self, client: TestClient[Any, Any]) -> None:
+        armed = await arm(client, sequence=["429", {"mode": "429", "retryAfter": 9}], retryAfter=4)
+        assert [step["retryAfter"] for step in armed["sequence"]] == [4, 9]
+
+    async def test_other_routes_do_not_consume_a_sequence(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await arm(client, sequence=["500"], applyTo="evaluate")
+        assert (await client.post("/v1/capture", json={"events": []}, headers=AUTH)).status == 200
+        assert await evaluate_status(client) == 500
+
+
+class TestProbability:
+    async def pattern(self, client: TestClient[Any, Any], seed: int) -> list[int]:
+        await client.post("/_test/reset")
+        await arm(client, mode="500", probability=0.5, seed=seed)
+        return [await evaluate_status(client) for _ in range(40)]
+
+    async def test_a_seeded_probability_repeats_exactly(self, client: TestClient[Any, Any]) -> None:
+        first = await self.pattern(client, seed=7)
+        assert await self.pattern(client, seed=7) == first
+        assert 5 < first.count(500) < 35
+
+    async def test_another_seed_gives_another_pattern(self, client: TestClient[Any, Any]) -> None:
+        assert await self.pattern(client, seed=1) != await self.pattern(client, seed=2)
+
+    async def test_ttl_counts_only_the_requests_that_were_faulted(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await arm(client, mode="500", probability=0.3, seed=3, ttlRequests=4)
+        statuses = [await evaluate_status(client) for _ in range(60)]
+        assert statuses.count(500) == 4
+
+
+class TestArmingDocument:
+    async def test_defaults_are_all_routes_a_long_delay_and_no_count(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        armed = await arm(client, mode="delay")
+        assert armed["applyTo"] == sorted(SELECTORS)
+        assert (armed["delayMs"], armed["ttlRequests"], armed["retryAfter"]) == (10_000, None, 1)
+
+    @pytest.mark.parametrize(
+        ("method", "body"), [("DELETE", None), ("POST", {"mode": "none"})], ids=["delete", "none"]
+    )
+    async def test_faults_can_be_cleared(
+        self, client: TestClient[Any, Any], method: str, body: dict[str, Any] | None
+    ) -> None:
+        await arm(client, mode="429")
+        response = await client.request(method, "/_test/fault", json=body)
+        assert response.status == 200
+        assert (await (await client.get("/_test/fault")).json()) == {"armed": []}
+        assert await evaluate_status(client) == 200
+
+    @pytest.mark.parametrize(
+        ("body", "message"),
+        [
+            (
+                {"mode": "explode"},
+                "mode: unknown fault mode 'explode' (valid: none, delay, 401, 429, "
+                "500, invalid_json, truncated, quota_limited, status, reset, empty_response, "
+                "slow_body, hang)",
+            ),
+            ({}, "mode: required"),
+            (
+                {"mode": "500", "applyTo": "nowhere"},
+                "applyTo: unknown selector 'nowhere' (valid: "
+                "all, evaluate, capture, register, flags, definitions, batch)",
+            ),
+            ({"mode": "500", "applyTo": []}, "applyTo: expected a selector or a non-empty list"),
+            (
+                {"mode": "500", "ttlRequests": 0},
+                "ttlRequests: expected a positive integer, got a number 0",
+            ),
+            (
+                {"mode": "500", "ttlRequests": "3"},
+                "ttlRequests: expected a positive integer, got a string",
+            ),
+            ({"mode": "delay", "delayMs": -1}, "delayMs: expected a non-negative integer"),
+            (
+                {"mode": "500", "status": 99},
+                "status: expected an HTTP status from 200 to 599, got 99",
+            ),
+            ({"mode": "status"}, "status: required with mode status"),
+            (
+                {"mode": "500", "probability": 0},
+                "probability: expected a number above 0 and at most 1",
+            ),
+            ({"mode": "500", "probability": 1.5}, "probability: expected a number above 0"),
+            ({"mode": "500", "seed": 1.5}, "seed: expected an integer"),
+            ({"mode": "500", "colour": 1}, "colour: unknown field"),
+            ({"sequence": []}, "sequence: expected a non-empty array of steps"),
+            ({"sequence": ["500", 4]}, "sequence[1]: expected a mode or an object, got a number"),
+            ({"sequence": ["500", "nope"]}, "sequence[1].mode: unknown fault mode 'nope'"),
+            ({"sequence": [{"mode": "500", "x": 1}]}, "sequence[0].x: unknown field"),
+            ({"sequence": ["500"], "mode": "429"}, "sequence: give either mode"),
+            ({"sequence": ["500"], "ttlRequests": 2}, "sequence: give either mode"),
+        ],
+    )
+    async def test_bad_arming_is_a_400_naming_the_field_and_arms_nothing(
+        self, client: TestClient[Any, Any], body: dict[str, Any], message: str
+    ) -> None:
+        response = await client.post("/_test/fault", json=body)
+        assert response.status == 400
+        error = await response.json()
+        assert error["error"] == "INVALID_BODY"
+        assert error["message"].startswith(message)
+        assert (await (await client.get("/_test/fault")).json()) == {"armed": []}
+
+    async def test_armed_faults_are_bounded(self, client: TestClient[Any, Any]) -> None:
+        for _ in range(100):
+            await arm(client, mode="500", applyTo="batch")
+        response = await client.post("/_test/fault", json={"mode": "500"})
+        assert response.status == 400
+        assert "at most 100 faults" in (await response.json())["message"]
