@@ -80,13 +80,13 @@ FaultFunction = Callable[[Hit, FaultSpec], Awaitable[web.StreamResponse | None]]
 _TRUNCATED_BODY = orjson.dumps(
     {"ok": True, "note": "svc-stub cut this answer short on purpose: a client must not parse it"}
 )
-_HANG_POLL_S = 0.25
+# How soon a waiting fault notices that its client left (aiohttp does not cancel the handler).
+_DISCONNECT_POLL_S = 0.25
 
 
 async def delay(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
-    await asyncio.sleep(spec.delay_ms / 1000)
-    if _client_gone(hit.request):  # it gave up: serving now would record what it will re-send
-        return None
+    if not await _wait_while_connected(hit.request, spec.delay_ms / 1000):
+        return None  # it gave up: serving now would record what it is about to re-send
     return await hit.serve(hit.request)
 
 
@@ -191,8 +191,7 @@ async def slow_body(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
 async def hang(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
     """No answer until the client gives up or the stub stops."""
     await _drain(hit.request)
-    while not _client_gone(hit.request):
-        await asyncio.sleep(_HANG_POLL_S)
+    await _wait_while_connected(hit.request, float("inf"))
     return None
 
 
@@ -266,6 +265,17 @@ def _transport(request: web.Request) -> asyncio.Transport:
         raise ConnectionResetError("the client went away")
     assert isinstance(transport, asyncio.Transport)
     return transport
+
+
+async def _wait_while_connected(request: web.Request, seconds: float) -> bool:
+    """Sleep up to `seconds`; False as soon as the client is gone."""
+    deadline = asyncio.get_running_loop().time() + seconds
+    while not _client_gone(request):
+        remaining = deadline - asyncio.get_running_loop().time()
+        if remaining <= 0:
+            return True
+        await asyncio.sleep(min(remaining, _DISCONNECT_POLL_S))
+    return False
 
 
 def _client_gone(request: web.Request) -> bool:

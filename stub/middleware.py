@@ -52,6 +52,7 @@ async def record_requests(request: web.Request, handler: Handler) -> web.StreamR
         return await handler(request)
     state = request.app[STATE]
     seq = request[REQUEST_SEQ] = state.next_seq()
+    generation = state.generation
     started = time.perf_counter()
     status: int | None = None
     try:
@@ -60,18 +61,19 @@ async def record_requests(request: web.Request, handler: Handler) -> web.StreamR
         return response
     finally:  # also when the client went away mid-request: status stays null then
         fired = request.get(FIRED)
-        state.requests.append(
-            {
-                "seq": seq,
-                "method": request.method,
-                "path": request.path,
-                "query": redacted_query(request),
-                "route": place.name if place else None,
-                "status": status,
-                "fault": fired.to_json() if fired else None,
-                "durationMs": round((time.perf_counter() - started) * 1000, 3),
-            }
-        )
+        if state.generation == generation:
+            state.requests.append(
+                {
+                    "seq": seq,
+                    "method": request.method,
+                    "path": request.path,
+                    "query": redacted_query(request),
+                    "route": place.name if place else None,
+                    "status": status,
+                    "fault": fired.to_json() if fired else None,
+                    "durationMs": round((time.perf_counter() - started) * 1000, 3),
+                }
+            )
 
 
 @web.middleware

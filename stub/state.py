@@ -46,6 +46,8 @@ class StubState:
         self.faults = ArmedFaults()
         # Never reset: a seq stays unique for the life of the process, across tests.
         self._seq = itertools.count(1)
+        self.generation = 0
+        """Counts resets, so a request still running at a reset is not logged into the next test."""
 
     def next_seq(self) -> int:
         return next(self._seq)
@@ -54,6 +56,7 @@ class StubState:
         self.served = Served.of(fixtures)
 
     def reset(self) -> None:
+        self.generation += 1
         self.served = self._startup
         self.faults.clear()
         for log in (self.events, self.svc_events, self.targets, self.requests):

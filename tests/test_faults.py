@@ -268,6 +268,36 @@ class TestDelay:
         await asyncio.sleep(0.4)
         assert (await (await client.get("/_test/events")).json())["svcEvents"] == []
 
+    async def test_a_client_that_leaves_ends_the_wait_at_once(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await arm(client, mode="delay", delayMs=5000, applyTo="evaluate")
+        exchange_started = time.monotonic()
+        exchange = await raw_exchange(
+            client, fault="delay", params={"Delay-Ms": "5000"}, read_timeout=0.2
+        )
+        assert exchange.ending == "timeout"
+        while not await requests_log(client):
+            await asyncio.sleep(0.05)
+            assert time.monotonic() - exchange_started < 2, "the delay outlived its client"
+        (entry,) = await requests_log(client)
+        assert (entry["fault"]["mode"], entry["status"]) == ("delay", None)
+
+    async def test_a_request_still_running_at_reset_is_not_logged_after_it(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        delayed = asyncio.ensure_future(
+            client.post(
+                EVALUATE,
+                json=BODY,
+                headers={**AUTH, "X-Svc-Test-Fault": "delay", "X-Svc-Test-Delay-Ms": "300"},
+            )
+        )
+        await asyncio.sleep(0.1)
+        await client.post("/_test/reset")
+        (await delayed).release()
+        assert await requests_log(client) == []
+
 
 class TestWhereFaultsFire:
     async def test_faults_fire_before_authentication_and_body_parsing(
