@@ -16,7 +16,7 @@ from stub.middleware import (
     json_errors,
     record_requests,
 )
-from stub.routes import control, runtime
+from stub.routes import control, runtime, vendor
 from stub.state import STATE, StubState
 
 
@@ -32,6 +32,7 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
     app[STATE] = StubState(config, fixtures)
     app[ROUTE_PLACES] = {}
     _add_routes(app, runtime.routes, "runtime")
+    _add_routes(app, vendor.routes, "vendor")
     _add_routes(app, control.routes, "control")
     return app
 
@@ -41,7 +42,10 @@ def load_fixtures(config: StubConfig) -> FixtureSet:
 
 
 def _add_routes(app: web.Application, table: web.RouteTableDef, plane: Plane) -> None:
-    """Register a table; client routes also answer with a trailing slash, never a redirect."""
+    """Register a table; client routes also answer with a trailing slash, never a redirect.
+
+    A route's `name` is the fault selector (two spellings may share one), not an aiohttp name.
+    """
     for route in table:
         assert isinstance(route, web.RouteDef)
         paths = [route.path]

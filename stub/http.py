@@ -141,13 +141,12 @@ def presented_key(request: web.Request) -> str:
     return request.headers.get("x-api-key", "").strip()
 
 
-def check_api_key(key: str, accepted: frozenset[str]) -> None:
+RUNTIME_KEY_HINT = "send 'Authorization: Bearer <key>' or 'x-api-key: <key>'"
+
+
+def check_api_key(key: str, accepted: frozenset[str], hint: str = RUNTIME_KEY_HINT) -> None:
     """Any non-empty key unless keys were configured; the key itself is never echoed."""
     if not key:
-        raise ApiError(
-            401,
-            "UNAUTHORIZED",
-            "missing API key: send 'Authorization: Bearer <key>' or 'x-api-key: <key>'",
-        )
+        raise ApiError(401, "UNAUTHORIZED", f"missing API key: {hint}")
     if accepted and key not in accepted:
         raise ApiError(401, "UNAUTHORIZED", "API key not accepted by this stub (see --api-key)")

@@ -13,6 +13,7 @@ from stub.config import StubConfig
 from stub.evaluation import DecisionTable
 from stub.fixtures import FixtureSet
 from stub.recording import BoundedLog
+from stub.vendor import VendorDocuments
 
 Json = dict[str, Any]
 
@@ -23,10 +24,11 @@ class Served:
 
     fixtures: FixtureSet
     decisions: DecisionTable
+    vendor: VendorDocuments
 
     @classmethod
     def of(cls, fixtures: FixtureSet) -> Served:
-        return cls(fixtures=fixtures, decisions=DecisionTable(fixtures.flags))
+        return cls(fixtures, DecisionTable(fixtures.flags), VendorDocuments(fixtures))
 
 
 class StubState:

@@ -1,0 +1,102 @@
+"""The legacy vendor routes, in every spelling the real PostHog server SDKs use."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from stub.http import (
+    check_api_key,
+    encoded_response,
+    invalid_body,
+    json_response,
+    json_type,
+    presented_key,
+    read_json_object,
+    request_id,
+)
+from stub.state import STATE
+
+routes = web.RouteTableDef()
+
+_BODY_KEY_HINT = "send the project key as body 'api_key' or 'token'"
+_SECRET_KEY_HINT = "send the secret key as 'Authorization: Bearer <key>'"
+_TOKEN_HINT = "send the project key as the 'token' query parameter"
+
+
+@routes.post("/flags", name="flags")
+async def remote_flags(request: web.Request) -> web.Response:
+    """Every `v` gets the v2 body: a `value` member would make posthog 7.91 read v4 records."""
+    body = await read_json_object(request)
+    check_api_key(_project_key(body), request.app[STATE].config.api_keys, _BODY_KEY_HINT)
+    keys = _optional_strings(body, "flag_keys_to_evaluate")
+    distinct_id = body.get("distinct_id")
+    if not isinstance(distinct_id, str | int | float) or isinstance(distinct_id, bool):
+        distinct_id = ""
+    person_properties = body.get("person_properties")
+    if person_properties is not None and not isinstance(person_properties, dict):
+        raise invalid_body(
+            f"person_properties: expected an object, got {json_type(person_properties)}"
+        )
+    answer = request.app[STATE].served.vendor.flags_answer(
+        keys, str(distinct_id), person_properties or {}, request_id(request)
+    )
+    return encoded_response(answer)
+
+
+@routes.get("/flags/definitions", name="definitions")
+async def flag_definitions(request: web.Request) -> web.Response:
+    return _definitions(request)
+
+
+@routes.get("/api/feature_flag/local_evaluation", name="definitions")
+async def local_evaluation(request: web.Request) -> web.Response:
+    """The older spelling of the definitions poll (posthog-python 6.x, the service spec)."""
+    return _definitions(request)
+
+
+@routes.post("/batch", name="batch")
+async def batch(request: web.Request) -> web.Response:
+    body = await read_json_object(request)
+    check_api_key(_project_key(body), request.app[STATE].config.api_keys, _BODY_KEY_HINT)
+    items = body.get("batch")
+    if not isinstance(items, list):
+        raise invalid_body(f"batch: expected an array of events, got {json_type(items)}")
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):  # all or nothing: nothing is stored if one is bad
+            raise invalid_body(f"batch[{index}]: expected an object, got {json_type(item)}")
+    request.app[STATE].events.extend(items)
+    return json_response({"status": 1})
+
+
+def _definitions(request: web.Request) -> web.Response:
+    """Bearer secret key required; the project key travels as `?token=`; ETag and 304."""
+    state = request.app[STATE]
+    check_api_key(presented_key(request), state.config.api_keys, _SECRET_KEY_HINT)
+    check_api_key(request.query.get("token", "").strip(), state.config.api_keys, _TOKEN_HINT)
+    vendor = state.served.vendor
+    if request.headers.get("If-None-Match") == vendor.etag:
+        return web.Response(status=304, headers={"ETag": vendor.etag})
+    return encoded_response(vendor.definitions, headers={"ETag": vendor.etag})
+
+
+def _project_key(body: dict[str, Any]) -> str:
+    """posthog-python sends `api_key`, posthog-node `token`: either will do."""
+    for name in ("api_key", "token"):
+        key = body.get(name)
+        if isinstance(key, str) and key.strip():
+            return key.strip()
+    return ""
+
+
+def _optional_strings(body: dict[str, Any], name: str) -> list[str] | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise invalid_body(f"{name}: expected an array of strings, got {json_type(value)}")
+    for index, item in enumerate(value):
+        if not isinstance(item, str):
+            raise invalid_body(f"{name}[{index}]: expected a string, got {json_type(item)}")
+    return value
