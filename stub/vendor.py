@@ -87,17 +87,28 @@ class VendorDocuments:
     derived from the flags, so the vendor routes and the runtime plane always agree.
     """
 
-    __slots__ = ("_conditional", "_matched", "_unmatched", "_verbatim", "definitions", "etag")
+    __slots__ = (
+        "_conditional",
+        "_matched",
+        "_unmatched",
+        "_verbatim",
+        "_verbatim_encoded",
+        "definitions",
+        "etag",
+    )
 
     def __init__(self, fixtures: FixtureSet) -> None:
         flags = list(fixtures.flags.values())
-        self._verbatim = fixtures.vendor_flags
+        verbatim = fixtures.vendor_flags
+        self._verbatim = dict(verbatim) if verbatim is not None else None
+        self._verbatim_encoded = orjson.dumps(self._verbatim)
         self._matched = {f.key: orjson.dumps(flag_record(f, i, True)) for i, f in enumerate(flags)}
         self._unmatched = {
             f.key: orjson.dumps(flag_record(f, i, False)) for i, f in enumerate(flags)
         }
         self._conditional = {f.key: f for f in flags if f.is_conditional}
-        document = fixtures.vendor_definitions or definitions_document(flags)
+        given = fixtures.vendor_definitions
+        document = dict(given) if given is not None else definitions_document(flags)
         self.definitions = orjson.dumps(document)
         self.etag = '"' + hashlib.sha256(self.definitions).hexdigest()[:32] + '"'
 
@@ -130,7 +141,7 @@ class VendorDocuments:
     def _verbatim_answer(self, keys: list[str] | None) -> bytes:
         assert self._verbatim is not None
         if keys is None:
-            return orjson.dumps(self._verbatim)
+            return self._verbatim_encoded
         records = self._verbatim.get("flags")
         if isinstance(records, dict):
             records = {k: v for k, v in records.items() if k in keys}
