@@ -99,6 +99,40 @@ async def read_json_object(request: web.Request) -> dict[str, Any]:
     return parsed
 
 
+def optional_strings(body: dict[str, Any], name: str) -> list[str] | None:
+    """An optional array-of-strings field; a 400 names the field or the bad element."""
+    value = body.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise invalid_body(f"{name}: expected an array of strings, got {json_type(value)}")
+    for index, item in enumerate(value):
+        if not isinstance(item, str):
+            raise invalid_body(f"{name}[{index}]: expected a string, got {json_type(item)}")
+    return value
+
+
+def optional_object(body: dict[str, Any], name: str) -> dict[str, Any]:
+    """An optional object field ({} when absent or null); a 400 names the field."""
+    value = body.get(name)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise invalid_body(f"{name}: expected an object, got {json_type(value)}")
+    return value
+
+
+def object_list(body: dict[str, Any], name: str, what: str) -> list[dict[str, Any]]:
+    """A required array of objects, checked whole before anything is stored."""
+    value = body.get(name)
+    if not isinstance(value, list):
+        raise invalid_body(f"{name}: expected an array of {what}, got {json_type(value)}")
+    for index, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise invalid_body(f"{name}[{index}]: expected an object, got {json_type(item)}")
+    return value
+
+
 def json_type(value: object) -> str:
     """The JSON name of a value's type, for messages."""
     if value is None:

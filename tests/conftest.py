@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 from aiohttp.web import Application
+from fireweave import FireweaveClient, FireweaveRemoteAdapter, FireweaveRuntime
 
 from stub import StubConfig, create_app
 
@@ -88,3 +89,11 @@ def live_stub(session_stub: SpawnedStub) -> SpawnedStub:
     """The session's spawned stub, reset before the test."""
     session_stub.post("/_test/reset")
     return session_stub
+
+
+def open_fireweave(url: str, api_key: str, timeout_ms: int = 3000) -> tuple[Any, Any, Any]:
+    """The published client in remote mode: its adapter, runtime and client, initialised."""
+    adapter = FireweaveRemoteAdapter(api_url=url, api_key=api_key, request_timeout_ms=timeout_ms)
+    runtime = FireweaveRuntime(adapter)
+    runtime.initialize()
+    return adapter, runtime, FireweaveClient(runtime)

@@ -15,14 +15,11 @@ from typing import Any
 import pytest
 from fireweave import (
     EvaluationContext,
-    FireweaveClient,
-    FireweaveRemoteAdapter,
-    FireweaveRuntime,
     FlagType,
     RegisterTargetOptions,
 )
 
-from conftest import SpawnedStub, spawn_stub
+from conftest import SpawnedStub, open_fireweave, spawn_stub
 
 API_KEY = "fw-test-key-3b9d1c7e"
 GOOD_KEY = "good"
@@ -60,10 +57,7 @@ def connect() -> Iterator[Connect]:
     opened: list[Fireweave] = []
 
     def _connect(url: str, api_key: str) -> Fireweave:
-        adapter = FireweaveRemoteAdapter(api_url=url, api_key=api_key)
-        runtime = FireweaveRuntime(adapter)
-        runtime.initialize()
-        fw = Fireweave(adapter=adapter, runtime=runtime, client=FireweaveClient(runtime))
+        fw = Fireweave(*open_fireweave(url, api_key))
         opened.append(fw)
         return fw
 

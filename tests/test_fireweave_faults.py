@@ -20,14 +20,11 @@ from typing import Any, Protocol
 import pytest
 from fireweave import (
     EvaluationContext,
-    FireweaveClient,
-    FireweaveRemoteAdapter,
-    FireweaveRuntime,
     FlagType,
     RegisterTargetOptions,
 )
 
-from conftest import SpawnedStub
+from conftest import SpawnedStub, open_fireweave
 
 API_KEY = "fw-test-key-faults"
 USER = EvaluationContext(targeting_key="user-1")
@@ -66,12 +63,7 @@ def connect(live_stub: SpawnedStub) -> Iterator[Connect]:
     opened: list[Fireweave] = []
 
     def _connect(timeout_ms: int = CLIENT_TIMEOUT_MS) -> Fireweave:
-        adapter = FireweaveRemoteAdapter(
-            api_url=live_stub.url, api_key=API_KEY, request_timeout_ms=timeout_ms
-        )
-        runtime = FireweaveRuntime(adapter)
-        runtime.initialize()
-        fw = Fireweave(adapter=adapter, runtime=runtime, client=FireweaveClient(runtime))
+        fw = Fireweave(*open_fireweave(live_stub.url, API_KEY, timeout_ms))
         opened.append(fw)
         return fw
 

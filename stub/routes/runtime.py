@@ -13,6 +13,9 @@ from stub.http import (
     invalid_body,
     json_response,
     json_type,
+    object_list,
+    optional_object,
+    optional_strings,
     presented_key,
     read_json_object,
     request_id,
@@ -26,10 +29,10 @@ routes = web.RouteTableDef()
 async def evaluate(request: web.Request) -> web.Response:
     body = await _authenticated_body(request)
     targeting_key = _targeting_key(body)
-    flag_keys = _string_list(body, "flagKeys")
-    attributes = _object(body, "attributes")
-    _object(body, "groups")
-    _object(body, "groupProperties")
+    flag_keys = optional_strings(body, "flagKeys") or []
+    attributes = optional_object(body, "attributes")
+    optional_object(body, "groups")
+    optional_object(body, "groupProperties")
     decisions = request.app[STATE].served.decisions.encode(flag_keys, targeting_key, attributes)
     return encoded_response(
         b'{"decisions":%b,"requestId":"%b","quotaLimited":false}'
@@ -40,12 +43,7 @@ async def evaluate(request: web.Request) -> web.Response:
 @routes.post("/v1/capture", name="capture")
 async def capture(request: web.Request) -> web.Response:
     body = await _authenticated_body(request)
-    events = body.get("events")
-    if not isinstance(events, list):
-        raise invalid_body(f"events: expected an array of event objects, got {json_type(events)}")
-    for index, event in enumerate(events):
-        if not isinstance(event, dict):  # all or nothing: nothing is stored if one is bad
-            raise invalid_body(f"events[{index}]: expected an object, got {json_type(event)}")
+    events = object_list(body, "events", "event objects")  # all checked before any is stored
     request.app[STATE].svc_events.extend(events)
     return json_response({"ok": True, "accepted": len(events)})
 
@@ -57,7 +55,7 @@ async def register_target(request: web.Request) -> web.Response:
     for name in ("kind", "environment"):
         if body.get(name) is not None and not isinstance(body[name], str):
             raise invalid_body(f"{name}: expected a string, got {json_type(body[name])}")
-    _object(body, "properties")
+    optional_object(body, "properties")
     request.app[STATE].targets.append(body)
     return json_response({"ok": True, "targetingKey": targeting_key})
 
@@ -76,25 +74,4 @@ def _targeting_key(body: dict[str, Any]) -> str:
             "TARGETING_KEY_REQUIRED",
             f"targetingKey: expected a non-empty string, got {got}",
         )
-    return value
-
-
-def _string_list(body: dict[str, Any], name: str) -> list[str]:
-    value = body.get(name)
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise invalid_body(f"{name}: expected an array of strings, got {json_type(value)}")
-    for index, item in enumerate(value):
-        if not isinstance(item, str):
-            raise invalid_body(f"{name}[{index}]: expected a string, got {json_type(item)}")
-    return value
-
-
-def _object(body: dict[str, Any], name: str) -> dict[str, Any]:
-    value = body.get(name)
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise invalid_body(f"{name}: expected an object, got {json_type(value)}")
     return value

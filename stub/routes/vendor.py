@@ -12,6 +12,8 @@ from stub.http import (
     invalid_body,
     json_response,
     json_type,
+    object_list,
+    optional_strings,
     presented_key,
     read_json_object,
     request_id,
@@ -30,7 +32,7 @@ async def remote_flags(request: web.Request) -> web.Response:
     """Every `v` gets the v2 body: a `value` member would make posthog 7.91 read v4 records."""
     body = await read_json_object(request)
     check_api_key(_project_key(body), request.app[STATE].config.api_keys, _BODY_KEY_HINT)
-    keys = _optional_strings(body, "flag_keys_to_evaluate")
+    keys = optional_strings(body, "flag_keys_to_evaluate")
     distinct_id = body.get("distinct_id")
     if not isinstance(distinct_id, str | int | float) or isinstance(distinct_id, bool):
         distinct_id = ""
@@ -60,12 +62,7 @@ async def local_evaluation(request: web.Request) -> web.Response:
 async def batch(request: web.Request) -> web.Response:
     body = await read_json_object(request)
     check_api_key(_project_key(body), request.app[STATE].config.api_keys, _BODY_KEY_HINT)
-    items = body.get("batch")
-    if not isinstance(items, list):
-        raise invalid_body(f"batch: expected an array of events, got {json_type(items)}")
-    for index, item in enumerate(items):
-        if not isinstance(item, dict):  # all or nothing: nothing is stored if one is bad
-            raise invalid_body(f"batch[{index}]: expected an object, got {json_type(item)}")
+    items = object_list(body, "batch", "events")  # all checked before any is stored
     request.app[STATE].events.extend(items)
     return json_response({"status": 1})
 
@@ -88,15 +85,3 @@ def _project_key(body: dict[str, Any]) -> str:
         if isinstance(key, str) and key.strip():
             return key.strip()
     return ""
-
-
-def _optional_strings(body: dict[str, Any], name: str) -> list[str] | None:
-    value = body.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, list):
-        raise invalid_body(f"{name}: expected an array of strings, got {json_type(value)}")
-    for index, item in enumerate(value):
-        if not isinstance(item, str):
-            raise invalid_body(f"{name}[{index}]: expected a string, got {json_type(item)}")
-    return value
