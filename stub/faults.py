@@ -144,8 +144,9 @@ async def quota_limited(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
                 "requestId": request_id(hit.request),
             }
         )
-    # Definitions polls get 402 from the real vendor; for capture, batch and register a 402
-    # is what a client can tell apart from success (its batch is kept and retried).
+    # Definitions polls get 402 from the real vendor. For capture, batch and register a 402 is
+    # an answer a client can tell apart from success: fireweave keeps its batch and re-sends
+    # it, posthog-python drops it (it retries only 408, 429 and 5xx).
     return _error(spec, 402, "QUOTA_LIMITED")
 
 

@@ -157,25 +157,37 @@ def flag_record(flag: Flag, index: int, matched: bool) -> dict[str, Any]:
         enabled, variant, payload = on, (flag.value if on else None), flag.payload
     else:  # number and object travel as the payload of an enabled flag
         enabled, variant, payload = on, None, flag.value
-    reason = (
-        {"code": "condition_match", "condition_index": 0, "description": "Condition set 1 matched"}
-        if matched
-        else {
-            "code": "no_condition_match",
-            "condition_index": None,
-            "description": "No matching condition set",
-        }
-    )
     return {
         "key": flag.key,
         "enabled": enabled,
         "variant": variant,
-        "reason": reason,
+        "reason": _reason(flag, matched, enabled),
         "metadata": {
             "id": flag.id if flag.id is not None else index + 1,
             "version": flag.version if flag.version is not None else 1,
             "payload": None if payload is None or not enabled else _json_string(payload),
         },
+    }
+
+
+def _reason(flag: Flag, matched: bool, enabled: bool) -> dict[str, Any]:
+    """The vendor's reason codes: a boolean served as false is a 0 % rollout there."""
+    if enabled:
+        return {
+            "code": "condition_match",
+            "condition_index": 0,
+            "description": "Condition set 1 matched",
+        }
+    if matched and flag.enabled:
+        return {
+            "code": "out_of_rollout_bound",
+            "condition_index": 0,
+            "description": "Out of rollout bound",
+        }
+    return {
+        "code": "no_condition_match",
+        "condition_index": None,
+        "description": "No matching condition set",
     }
 
 
