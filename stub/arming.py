@@ -110,6 +110,13 @@ class ArmedFaults:
     def clear(self) -> None:
         self._armed.clear()
 
+    def disarm(self, armed_id: int) -> bool:
+        """Remove one armed fault; False when it is not armed (any more)."""
+        kept = [armed for armed in self._armed if armed.id != armed_id]
+        found = len(kept) < len(self._armed)
+        self._armed[:] = kept
+        return found
+
     def take(self, route: str) -> Fired | None:
         """Decide for one request, synchronously, so `ttlRequests` is exact under concurrency."""
         for armed in reversed(self._armed):

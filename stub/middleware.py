@@ -48,8 +48,8 @@ _ERROR_CODES = {
 async def record_requests(request: web.Request, handler: Handler) -> web.StreamResponse:
     """One `/_test/requests` entry per runtime, vendor or unknown-path request; never secrets."""
     place = request.app[ROUTE_PLACES].get(request.path)
-    if place is not None and place.plane == "control":
-        return await handler(request)
+    if (place is not None and place.plane == "control") or request.path.startswith("/_test/"):
+        return await handler(request)  # the control plane (its id routes too) is not recorded
     state = request.app[STATE]
     seq = request[REQUEST_SEQ] = state.next_seq()
     generation = state.generation

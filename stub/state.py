@@ -12,7 +12,7 @@ from stub.arming import ArmedFaults
 from stub.config import StubConfig
 from stub.evaluation import DecisionTable
 from stub.fixtures import FixtureSet
-from stub.recording import BoundedLog
+from stub.recording import BoundedLog, Signal
 from stub.vendor import VendorDocuments
 
 Json = dict[str, Any]
@@ -39,12 +39,15 @@ class StubState:
         self._startup = Served.of(fixtures)
         self.served = self._startup
         limit = config.max_recorded
-        self.events: BoundedLog[Json] = BoundedLog(limit)
+        self.recorded = Signal()
+        """Fired on every recording, so `/_test/...?waitMs=` long-polls need no sleeping."""
+        fire = self.recorded.fire
+        self.events: BoundedLog[Json] = BoundedLog(limit, fire)
         """Items of vendor `/batch` requests."""
-        self.svc_events: BoundedLog[Json] = BoundedLog(limit)
+        self.svc_events: BoundedLog[Json] = BoundedLog(limit, fire)
         """Events of runtime `/v1/capture` requests."""
-        self.targets: BoundedLog[Json] = BoundedLog(limit)
-        self.requests: BoundedLog[Json] = BoundedLog(limit)
+        self.targets: BoundedLog[Json] = BoundedLog(limit, fire)
+        self.requests: BoundedLog[Json] = BoundedLog(limit, fire)
         self.faults = ArmedFaults()
         # Never reset: a seq stays unique for the life of the process, across tests.
         self._seq = itertools.count(1)

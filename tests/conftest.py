@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import urllib.request
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -17,8 +16,7 @@ from aiohttp.web import Application
 from fireweave import FireweaveClient, FireweaveRemoteAdapter, FireweaveRuntime
 
 from stub import StubConfig, create_app
-
-READY_PREFIX = "svc-stub listening on "
+from stub.process import StubProcess
 
 AiohttpClient = Callable[[Application], Awaitable[TestClient[Any, Any]]]
 AUTH = {"Authorization": "Bearer test-key"}
@@ -50,32 +48,17 @@ class SpawnedStub:
 
 @contextmanager
 def spawn_stub(*args: str) -> Iterator[SpawnedStub]:
-    """`python -m stub --port 0 ARGS`, ready once its ready line is read; stopped by PID."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "stub", "--port", "0", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    """`python -m stub --port 0 ARGS`, ready once its ready line is read; stopped by PID.
+
+    stderr is kept so a test can read what the stub logged once it has stopped it.
+    """
+    process = StubProcess.start(args, stderr=subprocess.PIPE)
     try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        if not line.startswith(READY_PREFIX):
-            process.kill()
-            _, stderr = process.communicate(timeout=5)
-            raise AssertionError(f"stub did not start: {line!r} {stderr!r}")
-        yield SpawnedStub(process, line[len(READY_PREFIX) :].strip())
+        yield SpawnedStub(process.process, process.url)
     finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        for stream in (process.stdout, process.stderr):
-            if stream is not None:
-                stream.close()
+        process.stop()
+        if process.process.stderr is not None:
+            process.process.stderr.close()
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import READY_PREFIX, SpawnedStub, spawn_stub
+from conftest import SpawnedStub, spawn_stub
+from stub.process import READY_PREFIX
 
 STUB = [sys.executable, "-m", "stub"]
 

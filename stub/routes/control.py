@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
@@ -29,8 +30,12 @@ async def reset(request: web.Request) -> web.Response:
 
 @routes.get("/_test/events", name="events")
 async def events(request: web.Request) -> web.Response:
+    """What clients sent; `?minSvcEvents=3&waitMs=2000` (and `minEvents`, `minTargets`) waits
+    until that many are recorded, or the wait runs out, before answering."""
     state = request.app[STATE]
     logs = {"events": state.events, "svcEvents": state.svc_events, "targets": state.targets}
+    minimums = {name: _query_int(request, "min" + name[0].upper() + name[1:]) for name in logs}
+    await _wait(request, lambda: all(len(logs[n]) >= (m or 0) for n, m in minimums.items()))
     body: dict[str, Any] = {name: log.snapshot() for name, log in logs.items()}
     body["dropped"] = {name: log.dropped for name, log in logs.items()}
     return json_response(body)
@@ -38,8 +43,16 @@ async def events(request: web.Request) -> web.Response:
 
 @routes.get("/_test/requests", name="requests")
 async def requests(request: web.Request) -> web.Response:
+    """The request log; `?route=evaluate` keeps one route, `?min=2&waitMs=2000` waits for it."""
     log = request.app[STATE].requests
-    return json_response({"requests": log.snapshot(), "dropped": log.dropped})
+    route = request.query.get("route")
+    minimum = _query_int(request, "min") or 0
+
+    def entries() -> list[dict[str, Any]]:
+        return [e for e in log.snapshot() if route is None or e["route"] == route]
+
+    await _wait(request, lambda: len(entries()) >= minimum)
+    return json_response({"requests": entries(), "dropped": log.dropped})
 
 
 @routes.post("/_test/flags", name="set_flags")
@@ -52,7 +65,8 @@ async def set_vendor_flags(request: web.Request) -> web.Response:
 
 @routes.post("/_test/fixtures", name="set_fixtures")
 async def set_fixtures(request: web.Request) -> web.Response:
-    """Replace the served fixtures, all or nothing: a bad document leaves the old ones served."""
+    """Replace the served fixtures (or `?merge=true`: overlay them), all or nothing: a bad
+    document leaves the old ones served."""
     try:
         if request.content_type in _YAML_TYPES:
             document = parse_yaml(await _text(request), "body")
@@ -61,7 +75,10 @@ async def set_fixtures(request: web.Request) -> web.Response:
         fixtures = parse_fixture_document(document, "body")
     except FixtureError as exc:
         raise ApiError(400, "INVALID_FIXTURES", str(exc)) from None
-    request.app[STATE].serve(fixtures)
+    state = request.app[STATE]
+    if _query_flag(request, "merge"):  # later wins per key, as with several --fixtures files
+        fixtures = state.served.fixtures.overlaid_with(fixtures)
+    state.serve(fixtures)
     return json_response({"ok": True, "flags": sorted(fixtures.flags)})
 
 
@@ -83,8 +100,43 @@ async def clear_faults(request: web.Request) -> web.Response:
     return json_response({"ok": True, "armed": []})
 
 
+@routes.delete("/_test/fault/{id}", name="disarm_fault")
+async def disarm_fault(request: web.Request) -> web.Response:
+    """Disarm one fault by the `id` its arming answered with."""
+    raw = request.match_info["id"]
+    if not raw.isdigit() or not request.app[STATE].faults.disarm(int(raw)):
+        raise ApiError(404, "NOT_FOUND", f"id: no armed fault {raw!r} (it may have run out)")
+    return json_response({"ok": True, "armed": request.app[STATE].faults.to_json()})
+
+
 async def _text(request: web.Request) -> str:
     try:
         return (await read_body(request)).decode("utf-8")
     except UnicodeDecodeError:
         raise invalid_body("body: not UTF-8 text") from None
+
+
+MAX_WAIT_MS = 60_000
+
+
+async def _wait(request: web.Request, ready: Callable[[], bool]) -> None:
+    wait_ms = _query_int(request, "waitMs", maximum=MAX_WAIT_MS)
+    if wait_ms:
+        await request.app[STATE].recorded.wait_until(ready, wait_ms / 1000)
+
+
+def _query_int(request: web.Request, name: str, maximum: int | None = None) -> int | None:
+    raw = request.query.get(name)
+    if raw is None:
+        return None
+    if not raw.isdigit() or (maximum is not None and int(raw) > maximum):
+        limit = f" up to {maximum}" if maximum is not None else ""
+        raise invalid_body(f"{name}: expected a non-negative integer{limit}, got {raw!r}")
+    return int(raw)
+
+
+def _query_flag(request: web.Request, name: str) -> bool:
+    raw = request.query.get(name, "false").lower()
+    if raw not in ("true", "1", "false", "0"):
+        raise invalid_body(f"{name}: expected true or false, got {raw!r}")
+    return raw in ("true", "1")

@@ -1,0 +1,82 @@
+"""A stub as a child process on an ephemeral port: started, read ready, stopped by PID."""
+
+from __future__ import annotations
+
+import select
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from typing import IO, Any
+
+READY_PREFIX = "svc-stub listening on "
+START_TIMEOUT_S = 30.0
+
+
+class StubStartError(RuntimeError):
+    """The stub exited, or said nothing, before its ready line."""
+
+
+class StubProcess:
+    """`python -m stub --port 0 ARGS`; `url` comes from its ready line, never from guessing."""
+
+    def __init__(self, process: subprocess.Popen[str], url: str) -> None:
+        self.process = process
+        self.url = url
+
+    @classmethod
+    def start(cls, args: Sequence[str] = (), *, stderr: int | IO[Any] | None = None) -> StubProcess:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "stub", "--port", "0", *args],
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+        )
+        try:
+            line = _ready_line(process, START_TIMEOUT_S)
+        except BaseException:
+            _stop(process)
+            raise
+        return cls(process, line[len(READY_PREFIX) :].strip())
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def stop(self, timeout_s: float = 5.0) -> int:
+        """SIGTERM, then SIGKILL after `timeout_s`; the exit code."""
+        return _stop(self.process, timeout_s)
+
+    def __enter__(self) -> StubProcess:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+def _ready_line(process: subprocess.Popen[str], timeout_s: float) -> str:
+    assert process.stdout is not None
+    deadline = time.monotonic() + timeout_s
+    # select on the pipe (not a sleep loop): the line arrives the moment the port is bound
+    readable, _, _ = select.select([process.stdout], [], [], max(0.0, deadline - time.monotonic()))
+    line = process.stdout.readline() if readable else ""
+    if not line.startswith(READY_PREFIX):
+        _stop(process)
+        said = process.stderr.read().strip() if process.stderr and process.stderr.readable() else ""
+        reason = said or (f"exit code {process.returncode}" if line == "" else repr(line))
+        raise StubStartError(f"svc-stub did not start: {reason}")
+    return line
+
+
+def _stop(process: subprocess.Popen[str], timeout_s: float = 5.0) -> int:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    for stream in (process.stdout,):
+        if stream is not None:
+            stream.close()
+    return process.returncode
