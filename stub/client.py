@@ -168,7 +168,13 @@ def _fault_record(raw: Json | None) -> FaultRecord | None:
     return FaultRecord(raw["mode"], raw["source"], raw.get("armedId"), raw.get("step"))
 
 
+MAX_WAIT_S = 60.0
+"""The stub holds a long-poll open for at most a minute."""
+
+
 def _arming(mode: str | None, apply_to: str | Sequence[str], options: Mapping[str, Any]) -> Json:
+    if mode == "none" and options.get("sequence") is None:
+        raise ValueError("arm('none') would clear every fault: call clear_faults() for that")
     names = {
         "ttl_requests": "ttlRequests",
         "delay_ms": "delayMs",
@@ -237,7 +243,7 @@ class _Calls:
     def recorded(minimums: Mapping[str, int] | None = None, wait_s: float = 0) -> _Call[Recorded]:
         query = {name: str(n) for name, n in (minimums or {}).items()}
         if wait_s:
-            query["waitMs"] = str(int(wait_s * 1000))
+            query["waitMs"] = _wait_ms(wait_s)
         return _json_call("GET", "/_test/events", _recorded, query=query)
 
     @staticmethod
@@ -246,7 +252,7 @@ class _Calls:
     ) -> _Call[list[RecordedRequest]]:
         query = {"route": route} if route is not None else {}
         if minimum:
-            query.update(min=str(minimum), waitMs=str(int(wait_s * 1000)))
+            query.update(min=str(minimum), waitMs=_wait_ms(wait_s))
         return _json_call("GET", "/_test/requests", _requests, query=query)
 
     @staticmethod
@@ -256,6 +262,12 @@ class _Calls:
     @staticmethod
     def set_vendor_flags(body: Mapping[str, Any]) -> _Call[list[str]]:
         return _json_call("POST", "/_test/flags", _flag_keys, dict(body))
+
+
+def _wait_ms(wait_s: float) -> str:
+    if not 0 <= wait_s <= MAX_WAIT_S:
+        raise ValueError(f"timeout: expected 0 to {MAX_WAIT_S:g} seconds, got {wait_s:g}")
+    return str(int(wait_s * 1000))
 
 
 def _check_count(what: str, got: list[Any], wanted: int, timeout_s: float) -> list[Any]:
@@ -430,15 +442,15 @@ class AsyncStubClient:
     def __init__(
         self, url: str, *, control_token: str | None = None, timeout_s: float = 10
     ) -> None:
-        import aiohttp  # here, not at the top: the pytest plugin imports this module at start-up
-
         self.url = url.rstrip("/")
-        headers = {"Authorization": f"Bearer {control_token}"} if control_token else {}
-        self._session = aiohttp.ClientSession(headers=headers)
+        self._headers = {"Authorization": f"Bearer {control_token}"} if control_token else {}
         self._timeout_s = timeout_s
+        self._session: Any = None  # made on first use: a session needs a running event loop
 
     async def close(self) -> None:
-        await self._session.close()
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
 
     async def health(self) -> bool:
         return await self._run(_Calls.health())
@@ -447,9 +459,30 @@ class AsyncStubClient:
         await self._run(_Calls.reset())
 
     async def arm(
-        self, mode: str | None = None, *, apply_to: str | Sequence[str] = "all", **options: Any
+        self,
+        mode: str | None = None,
+        *,
+        apply_to: str | Sequence[str] = "all",
+        ttl_requests: int | None = None,
+        sequence: Sequence[str | Json] | None = None,
+        delay_ms: int | None = None,
+        status: int | None = None,
+        body: Any = None,
+        retry_after: int | None = None,
+        probability: float | None = None,
+        seed: int | None = None,
     ) -> ArmedFault:
-        """Arm a fault; the keyword arguments are `StubClient.arm`'s."""
+        """Arm a fault (or a `sequence` of them); see the README's fault reference."""
+        options = {
+            "ttl_requests": ttl_requests,
+            "sequence": sequence,
+            "delay_ms": delay_ms,
+            "status": status,
+            "body": body,
+            "retry_after": retry_after,
+            "probability": probability,
+            "seed": seed,
+        }
         return await self._run(_Calls.arm(mode, apply_to, options))
 
     @asynccontextmanager
@@ -523,8 +556,10 @@ class AsyncStubClient:
         _no_request(await self.requests(route), route)
 
     async def _run(self, call: _Call[T]) -> T:
-        import aiohttp  # see __init__
+        import aiohttp  # here, not at the top: the pytest plugin imports this module at start-up
 
+        if self._session is None:
+            self._session = aiohttp.ClientSession(headers=self._headers)
         timeout = aiohttp.ClientTimeout(total=self._timeout_s + _wait_of(call))
         async with self._session.request(
             call.method,

@@ -1,0 +1,1067 @@
+"""The typed control client, blocking and async, against a spawned stub and real HTTP traffic."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import SpawnedStub, spawn_stub
+from stub.client import (
+    ArmedFault,
+    AsyncStubClient,
+    FaultRecord,
+    Recorded,
+    RecordedRequest,
+    StubClient,
+    StubError,
+    WaitTimeout,
+)
+
+EVALUATE = "/v1/flags/evaluate"
+KEY = {"Authorization": "Bearer any-key"}
+NOTHING_DROPPED = {"events": 0, "svcEvents": 0, "targets": 0}
+EMPTY = Recorded(events=[], svc_events=[], targets=[], dropped=NOTHING_DROPPED)
+WOKEN_WITHIN_S = 2.0
+"""A wait that returns sooner than this was woken by the traffic, not timed out (5 s)."""
+SEND_AFTER_S = 0.3
+
+INVALID_MODE = (
+    "mode: unknown fault mode 'bogus' (valid: none, delay, 401, 429, 500, invalid_json, "
+    "truncated, quota_limited, status, reset, empty_response, slow_body, hang)"
+)
+NO_VALUE = "body: flags.broken.value: required"
+UNAUTHORIZED = "control routes need 'Authorization: Bearer <control token>'"
+DEFAULT_FLAGS = [
+    "checkout-v2",
+    "dark-mode",
+    "discount-rate",
+    "enterprise-dashboard",
+    "legacy-banner",
+    "max-items",
+    "new-checkout",
+    "pricing-page",
+    "ui-config",
+]
+
+
+# --- real traffic, over urllib ----------------------------------------------------------------
+
+
+def send(
+    url: str,
+    path: str,
+    body: object = None,
+    *,
+    method: str = "POST",
+    headers: dict[str, str] | None = None,
+) -> tuple[int, Any]:
+    """One request; the status and the parsed JSON answer, errors included."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(
+        url + path,
+        data=data,
+        method=method,
+        headers={**KEY, "Content-Type": "application/json", **(headers or {})},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=5) as answer:
+            return answer.status, json.load(answer)
+    except urllib.error.HTTPError as exc:
+        with exc:
+            return exc.code, json.loads(exc.read())
+
+
+def evaluate(url: str, flag_key: str, **headers: str) -> tuple[int, Any]:
+    return send(url, EVALUATE, {"targetingKey": "user-1", "flagKeys": [flag_key]}, headers=headers)
+
+
+def decision(url: str, flag_key: str) -> Any:
+    status, body = evaluate(url, flag_key)
+    assert status == 200
+    return body["decisions"][0]
+
+
+def capture(url: str, *events: dict[str, Any]) -> None:
+    assert send(url, "/v1/capture", {"events": list(events)}) == (
+        200,
+        {"ok": True, "accepted": len(events)},
+    )
+
+
+def batch(url: str, *items: dict[str, Any]) -> None:
+    assert send(url, "/batch/", {"api_key": "phc_any", "batch": list(items)}) == (
+        200,
+        {"status": 1},
+    )
+
+
+def register(url: str, targeting_key: str) -> None:
+    assert send(url, "/v1/targets/register", {"targetingKey": targeting_key, "kind": "user"}) == (
+        200,
+        {"ok": True, "targetingKey": targeting_key},
+    )
+
+
+def exposure(flag_key: str, targeting_key: str, variant: str | None) -> dict[str, Any]:
+    return {
+        "type": "exposure",
+        "flagKey": flag_key,
+        "targetingKey": targeting_key,
+        "variant": variant,
+        "value": variant,
+    }
+
+
+@contextmanager
+def sent_later(action: Callable[[], object], after_s: float = SEND_AFTER_S) -> Iterator[None]:
+    """Run `action` on a background thread `after_s` from now (so after the wait started)."""
+    timer = threading.Timer(after_s, action)
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.join(5)
+
+
+@contextmanager
+def stopwatch() -> Iterator[list[float]]:
+    """Elapsed seconds, in the list's only item once the block ends."""
+    elapsed: list[float] = []
+    started = time.monotonic()
+    try:
+        yield elapsed
+    finally:
+        elapsed.append(time.monotonic() - started)
+
+
+def traffic(requests: list[RecordedRequest]) -> list[tuple[Any, ...]]:
+    """The stable fields of recorded requests (seq and duration vary run to run)."""
+    return [(r.method, r.path, r.query, r.route, r.status, r.fault) for r in requests]
+
+
+# --- clients ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def stub(live_stub: SpawnedStub) -> StubClient:
+    return StubClient(live_stub.url)
+
+
+@pytest.fixture
+async def astub(live_stub: SpawnedStub) -> AsyncIterator[AsyncStubClient]:
+    client = AsyncStubClient(live_stub.url)
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
+@pytest.fixture(scope="module")
+def guarded() -> Iterator[SpawnedStub]:
+    """A stub whose control routes need `Authorization: Bearer t`."""
+    with spawn_stub("--control-token", "t") as spawned:
+        yield spawned
+
+
+# --- tests ------------------------------------------------------------------------------------
+
+
+class TestHealth:
+    def test_health_is_true_for_a_running_stub(self, stub: StubClient) -> None:
+        assert stub.health() is True
+
+    async def test_async_health_is_true_for_a_running_stub(self, astub: AsyncStubClient) -> None:
+        assert await astub.health() is True
+
+    def test_the_url_loses_its_trailing_slash(self, live_stub: SpawnedStub) -> None:
+        client = StubClient(live_stub.url + "/")
+        assert client.url == live_stub.url
+        assert client.health() is True
+
+
+def _fill_everything(url: str, client: StubClient) -> None:
+    """Recorded traffic of every kind, an armed fault and replaced fixtures."""
+    capture(url, {"type": "signal"})
+    batch(url, {"event": "e"})
+    register(url, "user-1")
+    client.arm("500", apply_to="batch")
+    client.set_fixtures({"flags": {}})
+    assert decision(url, "new-checkout")["found"] is False
+
+
+class TestReset:
+    def test_reset_clears_recorded_armed_and_served(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        _fill_everything(live_stub.url, stub)
+
+        stub.reset()
+
+        assert stub.recorded() == EMPTY
+        assert stub.armed() == []
+        assert stub.requests() == []
+        assert decision(live_stub.url, "new-checkout")["value"] is True
+
+    async def test_async_reset_clears_recorded_armed_and_served(
+        self, live_stub: SpawnedStub, stub: StubClient, astub: AsyncStubClient
+    ) -> None:
+        _fill_everything(live_stub.url, stub)
+
+        await astub.reset()
+
+        assert await astub.recorded() == EMPTY
+        assert await astub.armed() == []
+        assert await astub.requests() == []
+        assert decision(live_stub.url, "new-checkout")["value"] is True
+
+
+def _every_parameter(id_: int) -> ArmedFault:
+    return ArmedFault(
+        id=id_,
+        apply_to=("capture", "evaluate"),
+        mode="status",
+        sequence=None,
+        ttl_requests=3,
+        probability=0.5,
+        seed=42,
+        fired=0,
+        delay_ms=5,
+        status=503,
+        body={"error": "down"},
+        retry_after=7,
+    )
+
+
+def _only_mode(id_: int, apply_to: tuple[str, ...], mode: str) -> ArmedFault:
+    """What the stub answers for a fault armed with a mode and nothing else: the defaults."""
+    return ArmedFault(
+        id=id_,
+        apply_to=apply_to,
+        mode=mode,
+        sequence=None,
+        ttl_requests=None,
+        probability=None,
+        seed=None,
+        fired=0,
+        delay_ms=10_000,
+        status=None,
+        body=None,
+        retry_after=1,
+    )
+
+
+SEQUENCE_AS_ARMED = (
+    {"mode": "500", "delayMs": 10_000, "status": None, "body": None, "retryAfter": 1},
+    {"mode": "status", "delayMs": 10_000, "status": 418, "body": None, "retryAfter": 1},
+    {"mode": "none"},
+)
+
+
+class TestArm:
+    def test_arm_with_every_parameter_returns_the_fault_as_armed(self, stub: StubClient) -> None:
+        armed = stub.arm(
+            "status",
+            apply_to=["evaluate", "capture"],
+            ttl_requests=3,
+            delay_ms=5,
+            status=503,
+            body={"error": "down"},
+            retry_after=7,
+            probability=0.5,
+            seed=42,
+        )
+        assert armed == _every_parameter(armed.id)
+        assert stub.armed() == [armed]
+
+    def test_apply_to_as_a_string_arms_one_selector_with_the_defaults(
+        self, stub: StubClient
+    ) -> None:
+        armed = stub.arm("500", apply_to="batch")
+        assert armed == _only_mode(armed.id, ("batch",), "500")
+
+    def test_apply_to_all_names_every_selector(self, stub: StubClient) -> None:
+        armed = stub.arm("429")
+        assert armed.apply_to == (
+            "batch",
+            "capture",
+            "definitions",
+            "evaluate",
+            "flags",
+            "register",
+        )
+
+    def test_each_arming_gets_the_next_id(self, stub: StubClient) -> None:
+        first = stub.arm("500", apply_to="batch")
+        second = stub.arm("429", apply_to="batch")
+        assert second.id == first.id + 1
+
+    def test_a_sequence_of_strings_and_dicts_fires_step_by_step_then_runs_out(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        armed = stub.arm(
+            apply_to="evaluate", sequence=["500", {"mode": "status", "status": 418}, "none"]
+        )
+        assert armed == ArmedFault(
+            id=armed.id,
+            apply_to=("evaluate",),
+            mode=None,
+            sequence=SEQUENCE_AS_ARMED,
+            ttl_requests=3,
+            probability=None,
+            seed=None,
+            fired=0,
+        )
+
+        statuses = [evaluate(live_stub.url, "new-checkout")[0] for _ in range(4)]
+
+        assert statuses == [500, 418, 200, 200]
+        assert [r.fault for r in stub.requests(route="evaluate")] == [
+            FaultRecord("500", "armed", armed.id, 0),
+            FaultRecord("status", "armed", armed.id, 1),
+            FaultRecord("none", "armed", armed.id, 2),
+            None,
+        ]
+        assert stub.armed() == []
+
+    def test_the_armed_status_and_body_are_what_a_client_receives(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        stub.arm("status", apply_to="evaluate", status=503, body={"error": "down"})
+        assert evaluate(live_stub.url, "new-checkout") == (503, {"error": "down"})
+
+    def test_armed_shows_what_remains_and_how_often_it_fired(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        armed = stub.arm("500", apply_to="evaluate", ttl_requests=3)
+        assert evaluate(live_stub.url, "new-checkout")[0] == 500
+        assert stub.armed() == [dataclasses.replace(armed, ttl_requests=2, fired=1)]
+
+    def test_disarm_removes_only_that_fault(self, live_stub: SpawnedStub, stub: StubClient) -> None:
+        kept = stub.arm("500", apply_to="batch")
+        gone = stub.arm("429", apply_to="evaluate")
+
+        stub.disarm(gone.id)
+
+        assert stub.armed() == [kept]
+        assert evaluate(live_stub.url, "new-checkout")[0] == 200
+
+    def test_clear_faults_removes_every_fault(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        stub.arm("500", apply_to="batch")
+        stub.arm("429", apply_to="evaluate")
+
+        stub.clear_faults()
+
+        assert stub.armed() == []
+        assert evaluate(live_stub.url, "new-checkout")[0] == 200
+
+    def test_an_invalid_arming_raises_stub_error_with_the_stubs_words(
+        self, stub: StubClient
+    ) -> None:
+        with pytest.raises(StubError) as caught:
+            stub.arm("bogus")
+        assert (caught.value.status, caught.value.code, caught.value.message) == (
+            400,
+            "INVALID_BODY",
+            INVALID_MODE,
+        )
+        assert str(caught.value) == f"400 INVALID_BODY: {INVALID_MODE}"
+        assert stub.armed() == []
+
+    def test_mode_status_without_a_status_is_refused(self, stub: StubClient) -> None:
+        with pytest.raises(StubError) as caught:
+            stub.arm("status", apply_to="evaluate")
+        assert (caught.value.status, caught.value.code, caught.value.message) == (
+            400,
+            "INVALID_BODY",
+            "status: required with mode status (e.g. 503)",
+        )
+
+    def test_disarming_an_unknown_id_raises_stub_error_404(self, stub: StubClient) -> None:
+        with pytest.raises(StubError) as caught:
+            stub.disarm(987654)
+        assert (caught.value.status, caught.value.code, caught.value.message) == (
+            404,
+            "NOT_FOUND",
+            "id: no armed fault '987654' (it may have run out)",
+        )
+
+    def test_delete_of_an_unknown_fault_id_is_a_404_json_answer(
+        self, live_stub: SpawnedStub
+    ) -> None:
+        assert send(live_stub.url, "/_test/fault/987654", method="DELETE") == (
+            404,
+            {
+                "ok": False,
+                "error": "NOT_FOUND",
+                "message": "id: no armed fault '987654' (it may have run out)",
+            },
+        )
+
+    async def test_async_arm_with_every_parameter_returns_the_fault_as_armed(
+        self, astub: AsyncStubClient
+    ) -> None:
+        armed = await astub.arm(
+            "status",
+            apply_to=["evaluate", "capture"],
+            ttl_requests=3,
+            delay_ms=5,
+            status=503,
+            body={"error": "down"},
+            retry_after=7,
+            probability=0.5,
+            seed=42,
+        )
+        assert armed == _every_parameter(armed.id)
+        assert await astub.armed() == [armed]
+
+    async def test_async_arm_takes_apply_to_as_a_string_and_a_sequence(
+        self, astub: AsyncStubClient
+    ) -> None:
+        single = await astub.arm("500", apply_to="batch")
+        sequence = await astub.arm(
+            apply_to="evaluate", sequence=["500", {"mode": "status", "status": 418}, "none"]
+        )
+        assert single == _only_mode(single.id, ("batch",), "500")
+        assert (sequence.mode, sequence.sequence, sequence.ttl_requests) == (
+            None,
+            SEQUENCE_AS_ARMED,
+            3,
+        )
+        assert await astub.armed() == [single, sequence]
+
+    async def test_async_disarm_and_clear_faults_remove_faults(
+        self, astub: AsyncStubClient
+    ) -> None:
+        kept = await astub.arm("500", apply_to="batch")
+        gone = await astub.arm("429", apply_to="evaluate")
+
+        await astub.disarm(gone.id)
+        assert await astub.armed() == [kept]
+
+        await astub.clear_faults()
+        assert await astub.armed() == []
+
+    async def test_async_invalid_arming_raises_stub_error_with_the_stubs_words(
+        self, astub: AsyncStubClient
+    ) -> None:
+        with pytest.raises(StubError) as caught:
+            await astub.arm("bogus")
+        assert (caught.value.status, caught.value.code, caught.value.message) == (
+            400,
+            "INVALID_BODY",
+            INVALID_MODE,
+        )
+
+    async def test_async_disarming_an_unknown_id_raises_stub_error_404(
+        self, astub: AsyncStubClient
+    ) -> None:
+        with pytest.raises(StubError) as caught:
+            await astub.disarm(987654)
+        assert (caught.value.status, caught.value.code) == (404, "NOT_FOUND")
+
+
+class TestFaultBlock:
+    def test_the_fault_is_active_in_the_block_and_only_it_is_disarmed_after(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        outside = stub.arm("500", apply_to="batch")
+
+        with stub.fault("status", apply_to="evaluate", status=503) as inside:
+            assert inside.mode == "status"
+            assert inside.status == 503
+            assert stub.armed() == [outside, inside]
+            assert evaluate(live_stub.url, "new-checkout") == (
+                503,
+                {"ok": False, "error": "HTTP_503", "message": "svc-stub fault: status"},
+            )
+
+        assert stub.armed() == [outside]
+        assert evaluate(live_stub.url, "new-checkout")[0] == 200
+
+    def test_a_fault_that_ran_out_in_the_block_exits_cleanly(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        with stub.fault("500", apply_to="evaluate", ttl_requests=1):
+            assert evaluate(live_stub.url, "new-checkout")[0] == 500
+            assert stub.armed() == []
+        assert evaluate(live_stub.url, "new-checkout")[0] == 200
+
+    def test_the_fault_is_disarmed_when_the_block_raises(self, stub: StubClient) -> None:
+        with pytest.raises(ZeroDivisionError), stub.fault("500", apply_to="evaluate"):
+            _ = 1 / 0
+        assert stub.armed() == []
+
+    async def test_async_fault_is_active_in_the_block_and_only_it_is_disarmed_after(
+        self, live_stub: SpawnedStub, astub: AsyncStubClient
+    ) -> None:
+        outside = await astub.arm("500", apply_to="batch")
+
+        async with astub.fault("status", apply_to="evaluate", status=503) as inside:
+            assert await astub.armed() == [outside, inside]
+            assert evaluate(live_stub.url, "new-checkout")[0] == 503
+
+        assert await astub.armed() == [outside]
+        assert evaluate(live_stub.url, "new-checkout")[0] == 200
+
+    async def test_async_fault_that_ran_out_in_the_block_exits_cleanly(
+        self, live_stub: SpawnedStub, astub: AsyncStubClient
+    ) -> None:
+        async with astub.fault("500", apply_to="evaluate", ttl_requests=1):
+            assert evaluate(live_stub.url, "new-checkout")[0] == 500
+            assert await astub.armed() == []
+        assert evaluate(live_stub.url, "new-checkout")[0] == 200
+
+
+SIGNAL = {"type": "signal", "name": "checkout", "targetingKey": "user-1"}
+EXPOSURE = exposure("checkout-v2", "user-1", "treatment-b")
+ITEM = {"event": "$pageview", "distinct_id": "d1"}
+
+
+def _send_one_of_each(url: str) -> None:
+    capture(url, SIGNAL, EXPOSURE)
+    batch(url, ITEM)
+    register(url, "user-1")
+
+
+ONE_OF_EACH = Recorded(
+    events=[ITEM],
+    svc_events=[SIGNAL, EXPOSURE],
+    targets=[{"targetingKey": "user-1", "kind": "user"}],
+    dropped=NOTHING_DROPPED,
+)
+
+
+class TestRecorded:
+    def test_recorded_holds_what_clients_sent_in_order(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        _send_one_of_each(live_stub.url)
+
+        recorded = stub.recorded()
+
+        assert recorded == ONE_OF_EACH
+        assert recorded.exposures == [EXPOSURE]
+        assert stub.events() == [ITEM]
+        assert stub.svc_events() == [SIGNAL, EXPOSURE]
+        assert stub.targets() == [{"targetingKey": "user-1", "kind": "user"}]
+
+    def test_requests_are_typed_and_a_faulted_one_names_its_fault(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        armed = stub.arm("500", apply_to="capture", ttl_requests=1)
+        assert send(live_stub.url, "/v1/capture?v=2", {"events": []})[0] == 500
+        capture(live_stub.url, SIGNAL)
+        assert evaluate(live_stub.url, "new-checkout", **{"X-Svc-Test-Fault": "429"})[0] == 429
+
+        captures = stub.requests(route="capture")
+
+        assert all(isinstance(r, RecordedRequest) for r in captures)
+        assert traffic(captures) == [
+            (
+                "POST",
+                "/v1/capture",
+                {"v": "2"},
+                "capture",
+                500,
+                FaultRecord("500", "armed", armed.id),
+            ),
+            ("POST", "/v1/capture", {}, "capture", 200, None),
+        ]
+        everything = stub.requests()
+        assert [r.seq for r in everything] == [
+            captures[0].seq,
+            captures[0].seq + 1,
+            captures[0].seq + 2,
+        ]
+        assert everything[2].fault == FaultRecord("429", "header")
+        assert all(isinstance(r.duration_ms, float) and r.duration_ms >= 0 for r in everything)
+
+    def test_requests_for_a_route_nobody_called_is_empty(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        capture(live_stub.url, SIGNAL)
+        assert stub.requests(route="register") == []
+
+    async def test_async_recorded_holds_what_clients_sent_in_order(
+        self, live_stub: SpawnedStub, astub: AsyncStubClient
+    ) -> None:
+        _send_one_of_each(live_stub.url)
+
+        recorded = await astub.recorded()
+
+        assert recorded == ONE_OF_EACH
+        assert recorded.exposures == [EXPOSURE]
+        assert await astub.events() == [ITEM]
+        assert await astub.svc_events() == [SIGNAL, EXPOSURE]
+        assert await astub.targets() == [{"targetingKey": "user-1", "kind": "user"}]
+
+    async def test_async_requests_are_typed_and_a_faulted_one_names_its_fault(
+        self, live_stub: SpawnedStub, astub: AsyncStubClient
+    ) -> None:
+        armed = await astub.arm("500", apply_to="evaluate", ttl_requests=1)
+        evaluate(live_stub.url, "new-checkout")
+        evaluate(live_stub.url, "new-checkout")
+        capture(live_stub.url, SIGNAL)
+
+        assert traffic(await astub.requests(route="evaluate")) == [
+            ("POST", EVALUATE, {}, "evaluate", 500, FaultRecord("500", "armed", armed.id)),
+            ("POST", EVALUATE, {}, "evaluate", 200, None),
+        ]
+        assert [r.route for r in await astub.requests()] == ["evaluate", "evaluate", "capture"]
+
+
+ONLY = {"flags": {"only": {"type": "boolean", "value": True}}}
+GREETING_YAML = "flags:\n  greeting:\n    type: string\n    value: hello\n"
+OVERLAY = {
+    "flags": {"max-items": {"type": "number", "value": 99}, "extra": {"type": "number", "value": 1}}
+}
+BROKEN = {"flags": {"broken": {"type": "boolean"}}}
+VENDOR_FLAGS = {"flags": {"vf": {"key": "vf", "enabled": True, "variant": "blue"}}}
+
+
+class TestFixtures:
+    def test_set_fixtures_with_a_dict_replaces_the_served_flags(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        assert stub.set_fixtures(ONLY) == ["only"]
+        assert decision(live_stub.url, "only")["value"] is True
+        assert decision(live_stub.url, "new-checkout")["found"] is False
+
+    def test_set_fixtures_with_yaml_text(self, live_stub: SpawnedStub, stub: StubClient) -> None:
+        assert stub.set_fixtures(GREETING_YAML) == ["greeting"]
+        assert decision(live_stub.url, "greeting")["value"] == "hello"
+
+    def test_set_fixtures_with_a_path_sends_the_files_contents(
+        self, live_stub: SpawnedStub, stub: StubClient, tmp_path: Path
+    ) -> None:
+        path = tmp_path / "flags.yaml"
+        path.write_text(GREETING_YAML, encoding="utf-8")
+        assert stub.set_fixtures(path) == ["greeting"]
+        assert decision(live_stub.url, "greeting")["value"] == "hello"
+
+    def test_merge_overlays_the_served_flags_later_wins(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        assert stub.set_fixtures(OVERLAY, merge=True) == sorted([*DEFAULT_FLAGS, "extra"])
+        assert decision(live_stub.url, "max-items")["value"] == 99
+        assert decision(live_stub.url, "new-checkout")["value"] is True
+
+    def test_merge_with_yaml_text_overlays_too(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        assert stub.set_fixtures(GREETING_YAML, merge=True) == sorted([*DEFAULT_FLAGS, "greeting"])
+        assert decision(live_stub.url, "greeting")["value"] == "hello"
+        assert decision(live_stub.url, "new-checkout")["value"] is True
+
+    def test_a_bad_document_raises_invalid_fixtures_and_keeps_the_old_ones(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        with pytest.raises(StubError) as caught:
+            stub.set_fixtures(BROKEN)
+        assert (caught.value.status, caught.value.code, caught.value.message) == (
+            400,
+            "INVALID_FIXTURES",
+            NO_VALUE,
+        )
+        assert decision(live_stub.url, "new-checkout")["value"] is True
+
+    def test_bad_yaml_text_raises_invalid_fixtures(self, stub: StubClient) -> None:
+        with pytest.raises(StubError) as caught:
+            stub.set_fixtures("flags: [")
+        assert (caught.value.status, caught.value.code, caught.value.message) == (
+            400,
+            "INVALID_FIXTURES",
+            "body: invalid YAML at line 1, column 9: expected the node content, "
+            "but found '<stream end>'",
+        )
+
+    def test_set_vendor_flags_serves_the_vendor_body_and_derives_flags(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        assert stub.set_vendor_flags(VENDOR_FLAGS) == ["vf"]
+        assert send(live_stub.url, "/flags/?v=2", {"api_key": "phc", "distinct_id": "d"}) == (
+            200,
+            VENDOR_FLAGS,
+        )
+        assert decision(live_stub.url, "vf")["variant"] == "blue"
+
+    async def test_async_set_fixtures_with_a_dict_yaml_text_a_path_and_merge(
+        self, live_stub: SpawnedStub, astub: AsyncStubClient, tmp_path: Path
+    ) -> None:
+        path = tmp_path / "flags.yaml"
+        path.write_text(GREETING_YAML, encoding="utf-8")
+
+        assert await astub.set_fixtures(ONLY) == ["only"]
+        assert await astub.set_fixtures(GREETING_YAML) == ["greeting"]
+        assert await astub.set_fixtures(ONLY) == ["only"]
+        assert await astub.set_fixtures(path) == ["greeting"]
+        assert await astub.set_fixtures(ONLY, merge=True) == ["greeting", "only"]
+        assert decision(live_stub.url, "greeting")["value"] == "hello"
+        assert decision(live_stub.url, "only")["value"] is True
+
+    async def test_async_a_bad_document_raises_invalid_fixtures(
+        self, astub: AsyncStubClient
+    ) -> None:
+        with pytest.raises(StubError) as caught:
+            await astub.set_fixtures(BROKEN)
+        assert (caught.value.status, caught.value.code, caught.value.message) == (
+            400,
+            "INVALID_FIXTURES",
+            NO_VALUE,
+        )
+
+    async def test_async_set_vendor_flags_serves_the_vendor_body(
+        self, live_stub: SpawnedStub, astub: AsyncStubClient
+    ) -> None:
+        assert await astub.set_vendor_flags(VENDOR_FLAGS) == ["vf"]
+        assert decision(live_stub.url, "vf")["variant"] == "blue"
+
+
+class TestWaits:
+    def test_wait_for_svc_events_is_woken_by_events_sent_after_it_started(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        with sent_later(lambda: capture(live_stub.url, SIGNAL)), stopwatch() as took:
+            got = stub.wait_for_svc_events(1)
+        assert got == [SIGNAL]
+        assert SEND_AFTER_S * 0.8 <= took[0] < WOKEN_WITHIN_S
+
+    def test_wait_for_events_is_woken_by_a_batch_sent_after_it_started(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        with sent_later(lambda: batch(live_stub.url, ITEM, ITEM)), stopwatch() as took:
+            got = stub.wait_for_events(2)
+        assert got == [ITEM, ITEM]
+        assert SEND_AFTER_S * 0.8 <= took[0] < WOKEN_WITHIN_S
+
+    def test_wait_for_targets_is_woken_by_a_registration_sent_after_it_started(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        with sent_later(lambda: register(live_stub.url, "user-9")), stopwatch() as took:
+            got = stub.wait_for_targets(1)
+        assert got == [{"targetingKey": "user-9", "kind": "user"}]
+        assert SEND_AFTER_S * 0.8 <= took[0] < WOKEN_WITHIN_S
+
+    def test_wait_for_requests_counts_only_its_route_and_is_woken(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        evaluate(live_stub.url, "new-checkout")
+        with sent_later(lambda: register(live_stub.url, "user-9")), stopwatch() as took:
+            got = stub.wait_for_requests(1, route="register")
+        assert traffic(got) == [("POST", "/v1/targets/register", {}, "register", 200, None)]
+        assert SEND_AFTER_S * 0.8 <= took[0] < WOKEN_WITHIN_S
+
+    def test_wait_for_requests_on_any_route(self, live_stub: SpawnedStub, stub: StubClient) -> None:
+        with sent_later(lambda: evaluate(live_stub.url, "new-checkout")), stopwatch() as took:
+            got = stub.wait_for_requests(1)
+        assert [r.route for r in got] == ["evaluate"]
+        assert took[0] < WOKEN_WITHIN_S
+
+    def test_a_wait_that_times_out_shows_what_was_recorded(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        capture(live_stub.url, SIGNAL)
+        with pytest.raises(WaitTimeout) as caught, stopwatch() as took:
+            stub.wait_for_svc_events(2, timeout=0.3)
+        assert isinstance(caught.value, AssertionError)
+        assert str(caught.value) == (
+            f"waited 0.3s for 2 svcEvents, got 1:\n{json.dumps([SIGNAL], indent=2)}"
+        )
+        assert 0.25 <= took[0] < WOKEN_WITHIN_S
+
+    def test_every_wait_times_out_with_its_own_message(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        batch(live_stub.url, ITEM)
+        with pytest.raises(WaitTimeout) as events:
+            stub.wait_for_events(2, timeout=0.1)
+        with pytest.raises(WaitTimeout) as targets:
+            stub.wait_for_targets(1, timeout=0.1)
+        with pytest.raises(WaitTimeout) as requests:
+            stub.wait_for_requests(1, route="capture", timeout=0.1)
+        assert str(events.value) == (
+            f"waited 0.1s for 2 events, got 1:\n{json.dumps([ITEM], indent=2)}"
+        )
+        assert str(targets.value) == "waited 0.1s for 1 targets, got 0:\n[]"
+        assert str(requests.value) == "waited 0.1s for 1 requests to capture, got 0:\n[]"
+
+    def test_a_wait_already_satisfied_returns_at_once(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        capture(live_stub.url, SIGNAL, EXPOSURE)
+        with stopwatch() as took:
+            got = stub.wait_for_svc_events(1)
+        assert got == [SIGNAL, EXPOSURE]
+        assert took[0] < 0.25
+
+    async def test_async_wait_for_svc_events_is_woken(
+        self, live_stub: SpawnedStub, astub: AsyncStubClient
+    ) -> None:
+        with sent_later(lambda: capture(live_stub.url, SIGNAL)), stopwatch() as took:
+            got = await astub.wait_for_svc_events(1)
+        assert got == [SIGNAL]
+        assert SEND_AFTER_S * 0.8 <= took[0] < WOKEN_WITHIN_S
+
+    async def test_async_wait_for_events_is_woken(
+        self, live_stub: SpawnedStub, astub: AsyncStubClient
+    ) -> None:
+        with sent_later(lambda: batch(live_stub.url, ITEM)), stopwatch() as took:
+            got = await astub.wait_for_events(1)
+        assert got == [ITEM]
+        assert SEND_AFTER_S * 0.8 <= took[0] < WOKEN_WITHIN_S
+
+    async def test_async_wait_for_targets_is_woken(
+        self, live_stub: SpawnedStub, astub: AsyncStubClient
+    ) -> None:
+        with sent_later(lambda: register(live_stub.url, "user-9")), stopwatch() as took:
+            got = await astub.wait_for_targets(1)
+        assert got == [{"targetingKey": "user-9", "kind": "user"}]
+        assert SEND_AFTER_S * 0.8 <= took[0] < WOKEN_WITHIN_S
+
+    async def test_async_wait_for_requests_counts_only_its_route_and_is_woken(
+        self, live_stub: SpawnedStub, astub: AsyncStubClient
+    ) -> None:
+        evaluate(live_stub.url, "new-checkout")
+        with sent_later(lambda: register(live_stub.url, "user-9")), stopwatch() as took:
+            got = await astub.wait_for_requests(1, route="register")
+        assert traffic(got) == [("POST", "/v1/targets/register", {}, "register", 200, None)]
+        assert SEND_AFTER_S * 0.8 <= took[0] < WOKEN_WITHIN_S
+
+    async def test_async_a_wait_that_times_out_shows_what_was_recorded(
+        self, live_stub: SpawnedStub, astub: AsyncStubClient
+    ) -> None:
+        capture(live_stub.url, SIGNAL)
+        with pytest.raises(WaitTimeout) as caught, stopwatch() as took:
+            await astub.wait_for_svc_events(2, timeout=0.3)
+        assert str(caught.value) == (
+            f"waited 0.3s for 2 svcEvents, got 1:\n{json.dumps([SIGNAL], indent=2)}"
+        )
+        assert 0.25 <= took[0] < WOKEN_WITHIN_S
+
+    async def test_async_every_wait_times_out_with_its_own_message(
+        self, astub: AsyncStubClient
+    ) -> None:
+        with pytest.raises(WaitTimeout) as events:
+            await astub.wait_for_events(1, timeout=0.1)
+        with pytest.raises(WaitTimeout) as targets:
+            await astub.wait_for_targets(1, timeout=0.1)
+        with pytest.raises(WaitTimeout) as requests:
+            await astub.wait_for_requests(1, timeout=0.1)
+        assert str(events.value) == "waited 0.1s for 1 events, got 0:\n[]"
+        assert str(targets.value) == "waited 0.1s for 1 targets, got 0:\n[]"
+        assert str(requests.value) == "waited 0.1s for 1 requests to any route, got 0:\n[]"
+
+
+class TestLongPoll:
+    def test_a_long_poll_with_nothing_sent_answers_empty_when_the_wait_ends(
+        self, live_stub: SpawnedStub
+    ) -> None:
+        with stopwatch() as took:
+            status, body = send(
+                live_stub.url, "/_test/events?minSvcEvents=1&waitMs=300", method="GET"
+            )
+        assert (status, body["svcEvents"]) == (200, [])
+        assert 0.28 <= took[0] < WOKEN_WITHIN_S
+
+    def test_a_long_poll_answers_as_soon_as_the_minimum_arrives(
+        self, live_stub: SpawnedStub
+    ) -> None:
+        with sent_later(lambda: capture(live_stub.url, SIGNAL)), stopwatch() as took:
+            status, body = send(
+                live_stub.url, "/_test/events?minSvcEvents=1&waitMs=5000", method="GET"
+            )
+        assert (status, body["svcEvents"]) == (200, [SIGNAL])
+        assert took[0] < WOKEN_WITHIN_S
+
+    @pytest.mark.parametrize("path", ["/_test/events?minSvcEvents=1", "/_test/requests?min=1"])
+    @pytest.mark.parametrize("wait_ms", ["-1", "999999", "soon"])
+    def test_a_bad_wait_ms_is_a_400_naming_wait_ms(
+        self, live_stub: SpawnedStub, path: str, wait_ms: str
+    ) -> None:
+        assert send(live_stub.url, f"{path}&waitMs={wait_ms}", method="GET") == (
+            400,
+            {
+                "ok": False,
+                "error": "INVALID_BODY",
+                "message": (
+                    f"waitMs: expected a non-negative integer up to 60000, got {wait_ms!r}"
+                ),
+            },
+        )
+
+
+class TestAssertions:
+    def test_assert_exposure_passes_on_flag_and_targeting_key_and_on_variant(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        capture(live_stub.url, SIGNAL, EXPOSURE)
+        stub.assert_exposure("checkout-v2", "user-1")
+        stub.assert_exposure("checkout-v2", "user-1", variant="treatment-b")
+
+    def test_assert_exposure_with_another_variant_fails_listing_the_exposures(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        capture(live_stub.url, SIGNAL, EXPOSURE)
+        with pytest.raises(AssertionError) as caught:
+            stub.assert_exposure("checkout-v2", "user-1", variant="control")
+        assert str(caught.value) == (
+            "no exposure with flagKey='checkout-v2', targetingKey='user-1', variant='control'; "
+            f"exposures recorded:\n{json.dumps([EXPOSURE], indent=2)}"
+        )
+
+    def test_assert_exposure_for_another_user_fails(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        capture(live_stub.url, EXPOSURE)
+        with pytest.raises(AssertionError) as caught:
+            stub.assert_exposure("checkout-v2", "user-2")
+        assert str(caught.value) == (
+            "no exposure with flagKey='checkout-v2', targetingKey='user-2'; "
+            f"exposures recorded:\n{json.dumps([EXPOSURE], indent=2)}"
+        )
+
+    def test_an_event_that_is_not_an_exposure_does_not_count(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        capture(live_stub.url, {**EXPOSURE, "type": "signal"})
+        with pytest.raises(AssertionError) as caught:
+            stub.assert_exposure("checkout-v2", "user-1")
+        assert str(caught.value) == (
+            "no exposure with flagKey='checkout-v2', targetingKey='user-1'; "
+            "exposures recorded:\n(none)"
+        )
+
+    def test_assert_no_request_passes_when_nothing_hit_the_route(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        evaluate(live_stub.url, "new-checkout")
+        stub.assert_no_request("capture")
+
+    def test_assert_no_request_fails_listing_the_requests(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        evaluate(live_stub.url, "new-checkout")
+        stub.arm("500", apply_to="evaluate")
+        evaluate(live_stub.url, "new-checkout")
+        first, second = (r.seq for r in stub.requests())
+        with pytest.raises(AssertionError) as caught:
+            stub.assert_no_request("evaluate")
+        assert str(caught.value) == (
+            "expected no request to route 'evaluate', got 2:\n"
+            f"  #{first} POST {EVALUATE} -> 200\n"
+            f"  #{second} POST {EVALUATE} -> 500"
+        )
+
+    async def test_async_assert_exposure_passes_and_fails_listing_the_exposures(
+        self, live_stub: SpawnedStub, astub: AsyncStubClient
+    ) -> None:
+        capture(live_stub.url, EXPOSURE)
+        await astub.assert_exposure("checkout-v2", "user-1")
+        await astub.assert_exposure("checkout-v2", "user-1", variant="treatment-b")
+        with pytest.raises(AssertionError) as caught:
+            await astub.assert_exposure("pricing-page", "user-1")
+        assert str(caught.value) == (
+            "no exposure with flagKey='pricing-page', targetingKey='user-1'; "
+            f"exposures recorded:\n{json.dumps([EXPOSURE], indent=2)}"
+        )
+
+    async def test_async_assert_no_request_passes_and_fails_listing_the_requests(
+        self, live_stub: SpawnedStub, astub: AsyncStubClient
+    ) -> None:
+        capture(live_stub.url, SIGNAL)
+        await astub.assert_no_request("evaluate")
+        ((seq,),) = [(r.seq,) for r in await astub.requests()]
+        with pytest.raises(AssertionError) as caught:
+            await astub.assert_no_request("capture")
+        assert str(caught.value) == (
+            f"expected no request to route 'capture', got 1:\n  #{seq} POST /v1/capture -> 200"
+        )
+
+
+class TestControlToken:
+    def test_without_the_token_a_control_call_raises_401(self, guarded: SpawnedStub) -> None:
+        with pytest.raises(StubError) as caught:
+            StubClient(guarded.url).recorded()
+        assert (caught.value.status, caught.value.code, caught.value.message) == (
+            401,
+            "UNAUTHORIZED",
+            UNAUTHORIZED,
+        )
+
+    def test_health_needs_no_token(self, guarded: SpawnedStub) -> None:
+        assert StubClient(guarded.url).health() is True
+
+    def test_a_wrong_token_raises_401(self, guarded: SpawnedStub) -> None:
+        with pytest.raises(StubError) as caught:
+            StubClient(guarded.url, control_token="not-t").arm("500")
+        assert (caught.value.status, caught.value.code) == (401, "UNAUTHORIZED")
+
+    def test_with_the_token_control_calls_work(self, guarded: SpawnedStub) -> None:
+        client = StubClient(guarded.url, control_token="t")
+        client.reset()
+        capture(guarded.url, SIGNAL)
+        armed = client.arm("500", apply_to="batch")
+        assert client.armed() == [armed]
+        assert client.svc_events() == [SIGNAL]
+        assert client.wait_for_svc_events(1, timeout=0.5) == [SIGNAL]
+        client.reset()
+        assert client.recorded() == EMPTY
+
+    async def test_async_without_the_token_raises_401_with_it_works(
+        self, guarded: SpawnedStub
+    ) -> None:
+        without = AsyncStubClient(guarded.url)
+        with_token = AsyncStubClient(guarded.url, control_token="t")
+        try:
+            with pytest.raises(StubError) as caught:
+                await without.recorded()
+            assert (caught.value.status, caught.value.code, caught.value.message) == (
+                401,
+                "UNAUTHORIZED",
+                UNAUTHORIZED,
+            )
+            await with_token.reset()
+            assert await with_token.recorded() == EMPTY
+        finally:
+            await without.close()
+            await with_token.close()
+
+
+class TestClientSideChecks:
+    def test_arming_none_is_refused_in_favour_of_clear_faults(self, stub: StubClient) -> None:
+        stub.arm("500", apply_to="batch")
+        with pytest.raises(ValueError, match=r"call clear_faults\(\) for that"):
+            stub.arm("none")
+        assert len(stub.armed()) == 1
+
+    def test_a_wait_longer_than_the_stub_holds_a_poll_is_refused_up_front(
+        self, stub: StubClient
+    ) -> None:
+        with pytest.raises(ValueError, match="timeout: expected 0 to 60 seconds, got 61"):
+            stub.wait_for_svc_events(1, timeout=61)
+
+    def test_the_async_client_can_be_made_outside_an_event_loop(
+        self, live_stub: SpawnedStub
+    ) -> None:
+        client = AsyncStubClient(live_stub.url)
+        assert client.url == live_stub.url
+
+    async def test_the_async_client_takes_the_same_arming_keywords(
+        self, astub: AsyncStubClient
+    ) -> None:
+        with pytest.raises(TypeError):
+            await astub.arm("500", colour="red")  # type: ignore[call-arg]
+        armed = await astub.arm("500", ttl_requests=2, retry_after=3)
+        assert (armed.ttl_requests, armed.retry_after) == (2, 3)
