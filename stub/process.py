@@ -5,6 +5,7 @@ from __future__ import annotations
 import select
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from typing import IO, Any
@@ -26,17 +27,24 @@ class StubProcess:
 
     @classmethod
     def start(cls, args: Sequence[str] = (), *, stderr: int | IO[Any] | None = None) -> StubProcess:
+        """`stderr` defaults to a private file, so the stub's log never lands in the output of
+        whichever test happens to run; a failed start quotes it."""
+        # closed in the finally below; a with-block cannot hold a file that may not exist
+        log = tempfile.TemporaryFile(mode="w+") if stderr is None else None  # noqa: SIM115
         process = subprocess.Popen(
             [sys.executable, "-m", "stub", "--port", "0", *args],
             stdout=subprocess.PIPE,
-            stderr=stderr,
+            stderr=log if log is not None else stderr,
             text=True,
         )
         try:
-            line = _ready_line(process, START_TIMEOUT_S)
+            line = _ready_line(process, START_TIMEOUT_S, log)
         except BaseException:
             _stop(process)
             raise
+        finally:
+            if log is not None:
+                log.close()
         return cls(process, line[len(READY_PREFIX) :].strip())
 
     @property
@@ -54,7 +62,7 @@ class StubProcess:
         self.stop()
 
 
-def _ready_line(process: subprocess.Popen[str], timeout_s: float) -> str:
+def _ready_line(process: subprocess.Popen[str], timeout_s: float, log: IO[str] | None) -> str:
     assert process.stdout is not None
     deadline = time.monotonic() + timeout_s
     # select on the pipe (not a sleep loop): the line arrives the moment the port is bound
@@ -62,10 +70,20 @@ def _ready_line(process: subprocess.Popen[str], timeout_s: float) -> str:
     line = process.stdout.readline() if readable else ""
     if not line.startswith(READY_PREFIX):
         _stop(process)
-        said = process.stderr.read().strip() if process.stderr and process.stderr.readable() else ""
+        said = _said(process, log)
         reason = said or (f"exit code {process.returncode}" if line == "" else repr(line))
         raise StubStartError(f"svc-stub did not start: {reason}")
     return line
+
+
+def _said(process: subprocess.Popen[str], log: IO[str] | None) -> str:
+    """What the stub wrote to stderr before it gave up, wherever that went."""
+    if log is not None:
+        log.seek(0)
+        return log.read().strip()
+    if process.stderr is not None and process.stderr.readable():
+        return process.stderr.read().strip()
+    return ""
 
 
 def _stop(process: subprocess.Popen[str], timeout_s: float = 5.0) -> int:

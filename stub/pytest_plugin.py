@@ -123,7 +123,9 @@ def _fixture_calls(
 ) -> list[tuple[Mapping[str, Any] | Path, bool]]:
     """The first document replaces the served fixtures; later ones overlay it, key by key."""
     if spec is None:
-        raise pytest.UsageError(f"@pytest.mark.{MARKER} needs fixtures=<path, paths or document>")
+        pytest.fail(
+            f"@pytest.mark.{MARKER} needs fixtures=<path, paths or document>", pytrace=False
+        )
     specs = [spec] if isinstance(spec, str | Path | Mapping) else list(spec)
     documents: list[Mapping[str, Any] | Path] = []
     for item in specs:
@@ -139,5 +141,5 @@ def _fixture_files(path: Path) -> list[Path]:
     if path.is_dir():
         return [p for p in path.iterdir() if p.suffix in (".yaml", ".yml", ".json")]
     if not path.is_file():
-        raise pytest.UsageError(f"@pytest.mark.{MARKER}: no fixture file at {path}")
+        pytest.fail(f"@pytest.mark.{MARKER}: no fixture file at {path}", pytrace=False)
     return [path]

@@ -1,0 +1,475 @@
+"""The pytest plugin as a user's suite meets it.
+
+Every test runs an inner pytest as a separate process (`pytester.runpytest_subprocess`), with no
+conftest: the plugin loads through its `pytest11` entry point, exactly as after `pip install`.
+Inner tests report what they saw (URLs, worker ids) as JSON lines in `seen.jsonl`; the outer
+test checks those, the inner outcomes, and that every stub the inner session started is gone.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import subprocess
+import textwrap
+import urllib.parse
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from stub.client import StubClient
+from stub.config import DEFAULT_PORT
+from stub.process import StubProcess
+from stub.pytest_plugin import TOKEN_VARIABLE, URL_VARIABLE
+
+pytest_plugins = ["pytester"]
+
+INNER_TIMEOUT_S = 60
+
+# Put at the top of every inner test module: a flag read over plain HTTP, a note to the outer test.
+INNER_HELPERS = '''\
+import json
+import os
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+
+
+def post(url, path, body):
+    """(status, JSON body or None) of a runtime call, with any API key."""
+    request = urllib.request.Request(
+        url + path,
+        data=json.dumps(body).encode(),
+        headers={"Authorization": "Bearer k", "Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=5) as answer:
+            return answer.status, json.load(answer)
+    except urllib.error.HTTPError as error:
+        with error:
+            return error.code, None
+
+
+def served(url):
+    """Every served flag's decision for one user, by flag key."""
+    status, body = post(url, "/v1/flags/evaluate", {"targetingKey": "u1"})
+    assert status == 200, status
+    return {decision["flagKey"]: decision for decision in body["decisions"]}
+
+
+def note(**values):
+    """One JSON line for the outer test (one write with O_APPEND: safe across xdist workers)."""
+    fd = os.open(HERE / "seen.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    try:
+        os.write(fd, (json.dumps(values) + "\\n").encode())
+    finally:
+        os.close(fd)
+
+'''
+
+FLAGS_YAML = """\
+flags:
+  only-flag: {type: boolean, value: true}
+  shared-flag: {type: string, value: from-flags}
+"""
+
+OVERLAY_YAML = """\
+flags:
+  shared-flag: {type: string, value: from-overlay}
+  extra-flag: {type: number, value: 7}
+"""
+
+DEFAULT_KEYS = {"new-checkout", "dark-mode", "checkout-v2", "max-items"}  # some of default.yaml
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inner runs inherit the environment: no stub of the developer's, no outer xdist worker."""
+    for name in (URL_VARIABLE, TOKEN_VARIABLE, "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def write_tests(pytester: pytest.Pytester, body: str, name: str = "test_inner") -> None:
+    pytester.makepyfile(**{name: INNER_HELPERS + textwrap.dedent(body)})
+
+
+def write_flag_files(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", flags=FLAGS_YAML, overlay=OVERLAY_YAML)
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    assert not list(pytester.path.rglob("conftest.py"))  # the entry point alone loads the plugin
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=INNER_TIMEOUT_S)
+
+
+def seen(pytester: pytest.Pytester) -> list[dict[str, Any]]:
+    path = pytester.path / "seen.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def port_of(url: str) -> int:
+    match = re.fullmatch(r"http://127\.0\.0\.1:(\d+)", url)
+    assert match is not None, url
+    return int(match.group(1))
+
+
+def assert_gone(url: str) -> None:
+    """Nothing listens at the stub's address any more: its process was stopped."""
+    parts = urllib.parse.urlsplit(url)
+    assert parts.hostname is not None
+    assert parts.port is not None
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection((parts.hostname, parts.port), timeout=2).close()
+
+
+@pytest.fixture
+def outer_stub() -> Iterator[StubProcess]:
+    """A stub this test started itself, for `SVC_STUB_URL`."""
+    with StubProcess.start(stderr=subprocess.DEVNULL) as process:
+        yield process
+
+
+class TestTheSessionStub:
+    def test_a_plain_suite_reads_the_default_flags_from_an_ephemeral_port(
+        self, pytester: pytest.Pytester
+    ) -> None:
+        write_tests(
+            pytester,
+            """
+            def test_reads_a_default_flag(svc_stub):
+                note(url=svc_stub.url)
+                decision = served(svc_stub.url)["new-checkout"]
+                assert decision["value"] is True
+                assert decision["found"] is True
+            """,
+        )
+        result = run(pytester)
+        result.assert_outcomes(passed=1)
+        result.stdout.fnmatch_lines(["plugins:*svc-stub*"])
+        [line] = seen(pytester)
+        url = line["url"]
+        assert port_of(url) not in (0, DEFAULT_PORT)
+        assert_gone(url)
+
+    def test_each_test_starts_with_nothing_armed_and_nothing_recorded(
+        self, pytester: pytest.Pytester
+    ) -> None:
+        write_tests(
+            pytester,
+            """
+            def test_a_leaves_a_fault_and_recordings_behind(svc_stub):
+                svc_stub.arm("500", apply_to="evaluate")
+                event = {"type": "exposure", "flagKey": "new-checkout", "targetingKey": "u1"}
+                assert post(svc_stub.url, "/v1/capture", {"events": [event]})[0] == 200
+                assert post(svc_stub.url, "/v1/flags/evaluate", {"targetingKey": "u1"})[0] == 500
+                assert len(svc_stub.armed()) == 1
+                assert len(svc_stub.recorded().svc_events) == 1
+                assert len(svc_stub.requests()) == 2
+
+            def test_b_sees_none_of_it(svc_stub):
+                assert svc_stub.armed() == []
+                recorded = svc_stub.recorded()
+                assert (recorded.events, recorded.svc_events, recorded.targets) == ([], [], [])
+                assert svc_stub.requests() == []
+                assert served(svc_stub.url)["new-checkout"]["value"] is True  # no fault fires
+            """,
+        )
+        run(pytester).assert_outcomes(passed=2)
+
+    def test_one_stub_process_serves_the_whole_session(self, pytester: pytest.Pytester) -> None:
+        write_tests(
+            pytester,
+            """
+            def test_first(svc_stub):
+                note(url=svc_stub.url)
+
+            def test_second(svc_stub):
+                note(url=svc_stub.url)
+            """,
+        )
+        run(pytester).assert_outcomes(passed=2)
+        first, second = (line["url"] for line in seen(pytester))
+        assert first == second
+        port_of(first)
+        assert_gone(first)
+
+    def test_the_stub_is_stopped_at_session_end_when_a_test_fails(
+        self, pytester: pytest.Pytester
+    ) -> None:
+        write_tests(
+            pytester,
+            """
+            def test_fails(svc_stub):
+                note(url=svc_stub.url)
+                assert served(svc_stub.url)["new-checkout"]["value"] is False, "on purpose"
+            """,
+        )
+        result = run(pytester)
+        result.assert_outcomes(failed=1)
+        result.stdout.fnmatch_lines(["*AssertionError: on purpose*"])
+        [line] = seen(pytester)
+        assert_gone(line["url"])
+
+
+class TestTheMarker:
+    def test_a_file_beside_the_test_is_served_alone(self, pytester: pytest.Pytester) -> None:
+        write_flag_files(pytester)
+        write_tests(
+            pytester,
+            """
+            @pytest.mark.svc_stub(fixtures="flags.yaml")
+            def test_only_those_flags(svc_stub):
+                flags = served(svc_stub.url)
+                assert set(flags) == {"only-flag", "shared-flag"}
+                assert flags["shared-flag"]["value"] == "from-flags"
+            """,
+        )
+        run(pytester).assert_outcomes(passed=1)
+
+    def test_a_list_of_files_overlays_later_winning_per_key(
+        self, pytester: pytest.Pytester
+    ) -> None:
+        write_flag_files(pytester)
+        write_tests(
+            pytester,
+            """
+            @pytest.mark.svc_stub(fixtures=["flags.yaml", "overlay.yaml"])
+            def test_overlaid(svc_stub):
+                flags = served(svc_stub.url)
+                assert set(flags) == {"only-flag", "shared-flag", "extra-flag"}
+                assert flags["shared-flag"]["value"] == "from-overlay"
+                assert flags["extra-flag"]["value"] == 7
+            """,
+        )
+        run(pytester).assert_outcomes(passed=1)
+
+    def test_an_inline_document_is_served(self, pytester: pytest.Pytester) -> None:
+        write_tests(
+            pytester,
+            """
+            INLINE = {"flags": {"inline-flag": {"type": "number", "value": 42}}}
+
+            @pytest.mark.svc_stub(fixtures=INLINE)
+            def test_inline(svc_stub):
+                flags = served(svc_stub.url)
+                assert set(flags) == {"inline-flag"}
+                assert flags["inline-flag"]["value"] == 42
+            """,
+        )
+        run(pytester).assert_outcomes(passed=1)
+
+    def test_the_next_test_without_the_marker_gets_the_default_fixtures_back(
+        self, pytester: pytest.Pytester
+    ) -> None:
+        write_flag_files(pytester)
+        write_tests(
+            pytester,
+            f"""
+            @pytest.mark.svc_stub(fixtures="flags.yaml")
+            def test_marked(svc_stub):
+                note(url=svc_stub.url)
+                assert "new-checkout" not in served(svc_stub.url)
+
+            def test_unmarked(svc_stub):
+                note(url=svc_stub.url)
+                flags = served(svc_stub.url)
+                assert set(flags) >= {DEFAULT_KEYS!r}
+                assert "only-flag" not in flags
+            """,
+        )
+        run(pytester).assert_outcomes(passed=2)
+        first, second = (line["url"] for line in seen(pytester))
+        assert first == second  # the same stub, its fixtures put back
+
+    def test_a_missing_file_fails_the_tests_setup_naming_the_path(
+        self, pytester: pytest.Pytester
+    ) -> None:
+        write_tests(
+            pytester,
+            """
+            @pytest.mark.svc_stub(fixtures="no-such-file.yaml")
+            def test_missing(svc_stub):
+                pass
+
+            def test_others_still_run(svc_stub):
+                assert "new-checkout" in served(svc_stub.url)
+            """,
+        )
+        result = run(pytester)
+        result.assert_outcomes(passed=1, errors=1)
+        missing = pytester.path / "no-such-file.yaml"
+        result.stdout.fnmatch_lines([f"@pytest.mark.svc_stub: no fixture file at {missing}"])
+
+
+class TestSessionFixtureOptions:
+    INNER = """
+    def test_serves_the_given_fixtures(svc_stub):
+        flags = served(svc_stub.url)
+        assert set(flags) == {EXPECTED!r}
+        assert flags["shared-flag"]["value"] == {SHARED!r}
+    """
+
+    def test_the_command_line_option_serves_its_files_later_winning_per_key(
+        self, pytester: pytest.Pytester
+    ) -> None:
+        write_flag_files(pytester)
+        expected = {"only-flag", "shared-flag", "extra-flag"}
+        write_tests(pytester, self.INNER.format(EXPECTED=expected, SHARED="from-overlay"))
+        result = run(
+            pytester, "--svc-stub-fixtures", "flags.yaml", "--svc-stub-fixtures", "overlay.yaml"
+        )
+        result.assert_outcomes(passed=1)
+
+    def test_the_ini_option_serves_its_files_relative_to_the_ini_file(
+        self, pytester: pytest.Pytester
+    ) -> None:
+        data = pytester.mkdir("stubdata")
+        (data / "flags.yaml").write_text(FLAGS_YAML)
+        pytester.makeini("[pytest]\nsvc_stub_fixtures = stubdata/flags.yaml\n")
+        expected = {"only-flag", "shared-flag"}
+        write_tests(pytester, self.INNER.format(EXPECTED=expected, SHARED="from-flags"))
+        run(pytester).assert_outcomes(passed=1)
+
+    def test_a_missing_session_fixture_file_errors_every_test_and_the_output_names_it(
+        self, pytester: pytest.Pytester
+    ) -> None:
+        write_tests(
+            pytester,
+            """
+            def test_one(svc_stub):
+                pass
+
+            def test_two(svc_stub):
+                pass
+            """,
+        )
+        result = run(pytester, "--svc-stub-fixtures", "no-such-file.yaml")
+        result.assert_outcomes(errors=2)
+        result.stdout.fnmatch_lines(
+            [
+                "*StubStartError: svc-stub did not start: "
+                "svc-stub: error: no-such-file.yaml: no such file*"
+            ]
+        )
+        result.stdout.no_fnmatch_line("*Captured stderr setup*")  # the stub's log stays private
+
+
+class TestAnAlreadyRunningStub:
+    def test_svc_stub_url_is_used_instead_of_starting_a_stub(
+        self,
+        pytester: pytest.Pytester,
+        monkeypatch: pytest.MonkeyPatch,
+        outer_stub: StubProcess,
+    ) -> None:
+        client = StubClient(outer_stub.url)
+        client.arm("500", apply_to="evaluate")  # the inner test's reset must clear this
+        monkeypatch.setenv(URL_VARIABLE, outer_stub.url)
+        write_tests(
+            pytester,
+            f"""
+            def test_uses_the_running_stub(svc_stub):
+                assert svc_stub.url == {outer_stub.url!r}
+                assert svc_stub.armed() == []
+                assert served(svc_stub.url)["new-checkout"]["value"] is True
+            """,
+        )
+        run(pytester).assert_outcomes(passed=1)
+        [request] = client.requests("evaluate")
+        assert (request.method, request.path, request.status) == (
+            "POST",
+            "/v1/flags/evaluate",
+            200,
+        )
+        assert client.health()  # the plugin leaves a stub it did not start running
+
+
+class TestXdist:
+    def test_each_worker_has_its_own_stub_and_all_are_stopped(
+        self, pytester: pytest.Pytester
+    ) -> None:
+        write_tests(
+            pytester,
+            """
+            @pytest.mark.parametrize("n", range(8))
+            def test_notes_its_stub(svc_stub, worker_id, n):
+                note(worker=worker_id, url=svc_stub.url)
+                assert served(svc_stub.url)["new-checkout"]["value"] is True
+            """,
+        )
+        run(pytester, "-n", "2").assert_outcomes(passed=8)
+        urls_by_worker: dict[str, set[str]] = {}
+        for line in seen(pytester):
+            urls_by_worker.setdefault(line["worker"], set()).add(line["url"])
+        assert set(urls_by_worker) == {"gw0", "gw1"}
+        assert all(len(urls) == 1 for urls in urls_by_worker.values()), urls_by_worker
+        (gw0_url,), (gw1_url,) = urls_by_worker["gw0"], urls_by_worker["gw1"]
+        assert gw0_url != gw1_url
+        for url in (gw0_url, gw1_url):
+            port_of(url)
+            assert_gone(url)
+
+
+class TestInProcess:
+    ASYNC_INI = "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n"
+
+    def test_an_async_test_evaluates_over_aiohttp_and_arms_a_fault(
+        self, pytester: pytest.Pytester
+    ) -> None:
+        pytester.makeini(self.ASYNC_INI)
+        write_tests(
+            pytester,
+            """
+            import aiohttp
+            from stub.client import AsyncStubClient
+
+
+            async def evaluate(url):
+                async with aiohttp.ClientSession() as session:
+                    async with session.post(
+                        url + "/v1/flags/evaluate",
+                        json={"targetingKey": "u1", "flagKeys": ["new-checkout"]},
+                        headers={"Authorization": "Bearer k"},
+                    ) as answer:
+                        body = await answer.json() if answer.status == 200 else None
+                        return answer.status, body
+
+
+            async def test_in_process(svc_stub_in_process):
+                stub = svc_stub_in_process
+                assert isinstance(stub, AsyncStubClient)
+                assert stub.url.startswith("http://127.0.0.1:")
+                status, body = await evaluate(stub.url)
+                assert status == 200
+                assert body["decisions"][0]["value"] is True
+
+                armed = await stub.arm("500", apply_to="evaluate", ttl_requests=1)
+                assert [fault.id for fault in await stub.armed()] == [armed.id]
+                status, _ = await evaluate(stub.url)
+                assert status == 500
+                requests = await stub.requests("evaluate")
+                assert [r.status for r in requests] == [200, 500]
+                assert requests[1].fault.mode == "500"
+            """,
+        )
+        run(pytester).assert_outcomes(passed=1)
+
+    def test_the_marker_applies_to_the_in_process_stub(self, pytester: pytest.Pytester) -> None:
+        pytester.makeini(self.ASYNC_INI)
+        write_flag_files(pytester)
+        write_tests(
+            pytester,
+            """
+            @pytest.mark.svc_stub(fixtures=["flags.yaml", "overlay.yaml"])
+            async def test_marked(svc_stub_in_process):
+                # overlaying nothing answers with the keys served now
+                served = await svc_stub_in_process.set_fixtures({"flags": {}}, merge=True)
+                assert set(served) == {"only-flag", "shared-flag", "extra-flag"}
+            """,
+        )
+        run(pytester).assert_outcomes(passed=1)
