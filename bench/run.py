@@ -1,0 +1,286 @@
+"""Benchmark svc-stub against bare aiohttp, side by side in one run, on loopback only.
+
+Each server is pinned to CPU 0 and wrk to CPU 1 (`taskset`); the two servers take turns under
+the same load so drift on the machine hits both alike. Prints throughput ratios, p50/p99,
+start-up to a healthy /health, RSS idle and after load, the 1,000-connection and the
+delay-fault scenarios. Every process it starts is stopped by PID. Needs `wrk` (Debian: wrk).
+
+    python bench/run.py               # about three minutes
+    python bench/run.py --quick       # shorter runs, for a smoke check
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SERVER_CPU, LOAD_CPU = "0", "1"
+EVALUATE_BODY = json.dumps({"targetingKey": "user-1", "flagKeys": ["checkout-v2", "pricing-page"]})
+SERVERS = {
+    "svc-stub": [sys.executable, "-m", "stub", "--port", "0"],
+    "bare aiohttp": [sys.executable, str(HERE / "baseline.py")],
+}
+READY = "svc-stub listening on "
+
+
+@dataclass
+class Server:
+    name: str
+    process: subprocess.Popen[str]
+    url: str
+    startup_s: float
+
+    @property
+    def rss_mb(self) -> float:
+        status = Path(f"/proc/{self.process.pid}/status").read_text()
+        match = re.search(r"VmRSS:\s+(\d+) kB", status)
+        return int(match.group(1)) / 1024 if match else float("nan")
+
+
+@dataclass
+class Load:
+    rps: float
+    p50_ms: float
+    p99_ms: float
+    errors: int
+    non_2xx: int
+
+
+@contextmanager
+def started(name: str) -> Iterator[Server]:
+    began = time.perf_counter()
+    process = subprocess.Popen(
+        ["taskset", "-c", SERVER_CPU, *SERVERS[name]],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=HERE.parent,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        if not line.startswith(READY):
+            raise RuntimeError(f"{name} did not start: {line!r}")
+        url = line[len(READY) :].strip()
+        get(url + "/health")
+        yield Server(name, process, url, time.perf_counter() - began)
+    finally:
+        process.terminate()
+        try:
+            process.wait(5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def get(url: str, body: bytes | None = None, timeout: float = 5) -> bytes:
+    request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout) as answer:
+        received: bytes = answer.read()
+        return received
+
+
+def wrk(url: str, connections: int, seconds: float, path: str = "/v1/flags/evaluate") -> Load:
+    env = {**os.environ, "BENCH_BODY": EVALUATE_BODY, "BENCH_PATH": path}
+    out = subprocess.run(
+        [
+            "taskset",
+            "-c",
+            LOAD_CPU,
+            "wrk",
+            "-t1",
+            f"-c{connections}",
+            f"-d{seconds}s",
+            "--latency",
+            "--timeout",
+            "5s",
+            "-s",
+            str(HERE / "post.lua"),
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=seconds + 30,
+        check=True,
+    ).stdout
+    return Load(
+        rps=float(_find(r"Requests/sec:\s+([\d.]+)", out)),
+        p50_ms=_latency_ms(out, "50%"),
+        p99_ms=_latency_ms(out, "99%"),
+        errors=sum(int(n) for n in re.findall(r"(?:connect|read|write|timeout) (\d+)", out)),
+        non_2xx=int(_find(r"Non-2xx or 3xx responses: (\d+)", out, "0")),
+    )
+
+
+def _find(pattern: str, text: str, default: str | None = None) -> str:
+    match = re.search(pattern, text)
+    if match:
+        return match.group(1)
+    if default is None:
+        raise ValueError(f"{pattern!r} not in wrk output:\n{text}")
+    return default
+
+
+def _latency_ms(out: str, percentile: str) -> float:
+    value, unit = re.search(rf"{percentile}\s+([\d.]+)(us|ms|s)", out).groups()  # type: ignore[union-attr]
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+
+def throughput(seconds: float, rounds: int) -> None:
+    print("\n## Evaluate throughput (keep-alive POST, two keys)\n")
+    print(
+        "| connections | svc-stub req/s | bare aiohttp req/s | ratio "
+        "| svc-stub p50 / p99 | bare p50 / p99 |"
+    )
+    print("|---|---|---|---|---|---|")
+    with started("svc-stub") as stub, started("bare aiohttp") as bare:
+        for connections in (1, 16, 64):
+            results: dict[str, list[Load]] = {stub.name: [], bare.name: []}
+            for _ in range(rounds):  # alternate, so drift hits both
+                for server in (stub, bare):
+                    results[server.name].append(wrk(server.url, connections, seconds))
+            best = {name: max(loads, key=lambda load: load.rps) for name, loads in results.items()}
+            s, b = best[stub.name], best[bare.name]
+            print(
+                f"| {connections} | {s.rps:,.0f} | {b.rps:,.0f} | {s.rps / b.rps:.2f} | "
+                f"{s.p50_ms:.2f} / {s.p99_ms:.2f} ms | {b.p50_ms:.2f} / {b.p99_ms:.2f} ms |"
+            )
+        for route in ("/v1/capture", "/flags"):
+            print(f"| 64, {route} | {wrk_route(stub.url, route, seconds):,.0f} | | | | |")
+
+
+def wrk_route(url: str, route: str, seconds: float) -> float:
+    bodies = {
+        "/v1/capture": {"events": [{"type": "exposure", "targetingKey": "u", "flagKey": "k"}]},
+        "/flags": {"api_key": "phc", "distinct_id": "u", "flag_keys_to_evaluate": ["checkout-v2"]},
+    }
+    env = {**os.environ, "BENCH_BODY": json.dumps(bodies[route]), "BENCH_PATH": route}
+    out = subprocess.run(
+        [
+            "taskset",
+            "-c",
+            LOAD_CPU,
+            "wrk",
+            "-t1",
+            "-c64",
+            f"-d{seconds}s",
+            "-s",
+            str(HERE / "post.lua"),
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=seconds + 30,
+        check=True,
+    ).stdout
+    return float(_find(r"Requests/sec:\s+([\d.]+)", out))
+
+
+def startup(times: int) -> None:
+    print("\n## Start-up to a healthy /health, and idle RSS\n")
+    print("| server | median start-up | idle RSS |")
+    print("|---|---|---|")
+    for name in SERVERS:
+        samples, rss = [], []
+        for _ in range(times):
+            with started(name) as server:
+                samples.append(server.startup_s)
+                rss.append(server.rss_mb)
+        print(
+            f"| {name} | {statistics.median(samples) * 1000:.0f} ms "
+            f"| {statistics.median(rss):.1f} MB |"
+        )
+
+
+def thousand_connections(seconds: float) -> None:
+    print("\n## 1,000 concurrent connections (svc-stub)\n")
+    with started("svc-stub") as stub:
+        probes: list[float] = []
+        done = threading.Event()
+
+        def probe() -> None:
+            while not done.is_set():
+                began = time.perf_counter()
+                get(stub.url + "/health", timeout=10)
+                probes.append(time.perf_counter() - began)
+                time.sleep(0.2)
+
+        prober = threading.Thread(target=probe)
+        prober.start()
+        load = wrk(stub.url, 1000, seconds)
+        done.set()
+        prober.join()
+        print(
+            f"- {load.rps:,.0f} req/s, p99 {load.p99_ms:.1f} ms, socket errors {load.errors}, "
+            f"non-2xx {load.non_2xx}"
+        )
+        print(
+            f"- /health during the load: slowest of {len(probes)} probes "
+            f"{max(probes) * 1000:.0f} ms"
+        )
+        print(f"- RSS after: {stub.rss_mb:.1f} MB")
+
+
+def delayed(seconds: float, delay_ms: int = 50, connections: int = 1000) -> None:
+    print(f"\n## {connections:,} concurrent requests, each delayed {delay_ms} ms by a fault\n")
+    with started("svc-stub") as stub:
+        get(
+            stub.url + "/_test/fault",
+            json.dumps({"mode": "delay", "delayMs": delay_ms, "applyTo": "evaluate"}).encode(),
+        )
+        load = wrk(stub.url, connections, seconds)
+        ideal = connections / (delay_ms / 1000)
+        print(
+            f"- {load.rps:,.0f} req/s of an ideal {ideal:,.0f} ({load.rps / ideal:.0%}), "
+            f"p50 {load.p50_ms:.0f} ms, p99 {load.p99_ms:.0f} ms, errors {load.errors}"
+        )
+
+
+def million(target: int = 1_000_000) -> None:
+    print(f"\n## RSS after {target:,} requests with the default recording bounds\n")
+    with started("svc-stub") as stub:
+        before = stub.rss_mb
+        served, began = 0, time.perf_counter()
+        while served < target:
+            load = wrk(stub.url, 64, 10)
+            served += int(load.rps * 10)
+        print(
+            f"- {served:,} requests in {time.perf_counter() - began:.0f} s; "
+            f"RSS {before:.1f} MB before, {stub.rss_mb:.1f} MB after"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="short runs, for a smoke check")
+    quick = parser.parse_args().quick
+    seconds = 2 if quick else 5
+    print(
+        f"# svc-stub benchmark, {time.strftime('%Y-%m-%d')}, {os.cpu_count()} CPUs, "
+        f"Python {sys.version.split()[0]}"
+    )
+    throughput(seconds, rounds=1 if quick else 2)
+    startup(times=3 if quick else 7)
+    thousand_connections(seconds)
+    delayed(seconds)
+    if not quick:
+        million()
+
+
+if __name__ == "__main__":
+    main()
