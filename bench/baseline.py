@@ -1,5 +1,6 @@
 """The 1.0 baseline: bare aiohttp that parses the request and encodes the same answer with the
-standard json module on every request. Prints the same ready line as svc-stub."""
+standard json module on every request. With --fixed it answers pre-encoded bytes instead: the
+framework's ceiling. Prints the same ready line as svc-stub."""
 
 import asyncio
 import json
@@ -43,13 +44,23 @@ async def evaluate(request: web.Request) -> web.Response:
     return web.Response(body=json.dumps(answer).encode(), content_type="application/json")
 
 
+FIXED = json.dumps(
+    {"decisions": list(DECISIONS.values()), "requestId": "x", "quotaLimited": False}
+).encode()
+
+
+async def fixed(request: web.Request) -> web.Response:
+    await request.read()
+    return web.Response(body=FIXED, content_type="application/json")
+
+
 async def health(request: web.Request) -> web.Response:
     return web.Response(body=b'{"ok": true}', content_type="application/json")
 
 
 async def main() -> None:
     app = web.Application()
-    app.router.add_post("/v1/flags/evaluate", evaluate)
+    app.router.add_post("/v1/flags/evaluate", fixed if "--fixed" in sys.argv else evaluate)
     app.router.add_get("/health", health)
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
     await runner.setup()

@@ -32,6 +32,7 @@ EVALUATE_BODY = json.dumps({"targetingKey": "user-1", "flagKeys": ["checkout-v2"
 SERVERS = {
     "svc-stub": [sys.executable, "-m", "stub", "--port", "0"],
     "bare aiohttp": [sys.executable, str(HERE / "baseline.py")],
+    "aiohttp ceiling": [sys.executable, str(HERE / "baseline.py"), "--fixed"],
 }
 READY = "svc-stub listening on "
 
@@ -42,6 +43,12 @@ class Server:
     process: subprocess.Popen[str]
     url: str
     startup_s: float
+
+    @property
+    def cpu_s(self) -> float:
+        """User plus system CPU time so far: a host that steals CPU does not charge it here."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     @property
     def rss_mb(self) -> float:
@@ -57,6 +64,9 @@ class Load:
     p99_ms: float
     errors: int
     non_2xx: int
+    requests: int = 0
+    cpu_us: float = float("nan")
+    """Server CPU per request: steadier than req/s on a shared machine."""
 
 
 @contextmanager
@@ -93,6 +103,13 @@ def get(url: str, body: bytes | None = None, timeout: float = 5) -> bytes:
         return received
 
 
+def measured(server: Server, connections: int, seconds: float) -> Load:
+    before = server.cpu_s
+    load = wrk(server.url, connections, seconds)
+    load.cpu_us = (server.cpu_s - before) / max(load.requests, 1) * 1e6
+    return load
+
+
 def wrk(url: str, connections: int, seconds: float, path: str = "/v1/flags/evaluate") -> Load:
     env = {**os.environ, "BENCH_BODY": EVALUATE_BODY, "BENCH_PATH": path}
     out = subprocess.run(
@@ -123,6 +140,7 @@ def wrk(url: str, connections: int, seconds: float, path: str = "/v1/flags/evalu
         p99_ms=_latency_ms(out, "99%"),
         errors=sum(int(n) for n in re.findall(r"(?:connect|read|write|timeout) (\d+)", out)),
         non_2xx=int(_find(r"Non-2xx or 3xx responses: (\d+)", out, "0")),
+        requests=int(_find(r"(\d+) requests in", out)),
     )
 
 
@@ -143,24 +161,32 @@ def _latency_ms(out: str, percentile: str) -> float:
 def throughput(seconds: float, rounds: int) -> None:
     print("\n## Evaluate throughput (keep-alive POST, two keys)\n")
     print(
-        "| connections | svc-stub req/s | bare aiohttp req/s | ratio "
-        "| svc-stub p50 / p99 | bare p50 / p99 |"
+        "| connections | svc-stub req/s | bare aiohttp req/s | ceiling req/s | ratio to bare "
+        "| CPU per request, stub / bare (ratio) | svc-stub p50 / p99 | bare p50 / p99 |"
     )
-    print("|---|---|---|---|---|---|")
-    with started("svc-stub") as stub, started("bare aiohttp") as bare:
+    print("|---|---|---|---|---|---|---|---|")
+    with (
+        started("svc-stub") as stub,
+        started("bare aiohttp") as bare,
+        started("aiohttp ceiling") as ceiling,
+    ):
         for connections in (1, 16, 64):
-            results: dict[str, list[Load]] = {stub.name: [], bare.name: []}
-            for _ in range(rounds):  # alternate, so drift hits both
-                for server in (stub, bare):
-                    results[server.name].append(wrk(server.url, connections, seconds))
+            results: dict[str, list[Load]] = {stub.name: [], bare.name: [], ceiling.name: []}
+            for _ in range(rounds):  # alternate, so drift hits all alike
+                for server in (stub, bare, ceiling):
+                    results[server.name].append(measured(server, connections, seconds))
             best = {name: max(loads, key=lambda load: load.rps) for name, loads in results.items()}
-            s, b = best[stub.name], best[bare.name]
+            cpu = {name: min(load.cpu_us for load in loads) for name, loads in results.items()}
+            s, b, c = best[stub.name], best[bare.name], best[ceiling.name]
             print(
-                f"| {connections} | {s.rps:,.0f} | {b.rps:,.0f} | {s.rps / b.rps:.2f} | "
+                f"| {connections} | {s.rps:,.0f} | {b.rps:,.0f} | {c.rps:,.0f} | "
+                f"{s.rps / b.rps:.2f} | "
+                f"{cpu[stub.name]:.1f} / {cpu[bare.name]:.1f} µs "
+                f"({cpu[bare.name] / cpu[stub.name]:.2f}); ceiling {cpu[ceiling.name]:.1f} µs | "
                 f"{s.p50_ms:.2f} / {s.p99_ms:.2f} ms | {b.p50_ms:.2f} / {b.p99_ms:.2f} ms |"
             )
         for route in ("/v1/capture", "/flags"):
-            print(f"| 64, {route} | {wrk_route(stub.url, route, seconds):,.0f} | | | | |")
+            print(f"| 64, {route} | {wrk_route(stub.url, route, seconds):,.0f} | | | | | | |")
 
 
 def wrk_route(url: str, route: str, seconds: float) -> float:

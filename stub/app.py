@@ -1,21 +1,15 @@
-"""create_app(config): the one place where fixtures, state, middleware and routes are wired."""
+"""create_app(config): the one place where fixtures, state, routes and their wrappers are wired."""
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 from aiohttp import web
-from aiohttp.typedefs import Middleware
+from aiohttp.typedefs import Handler
 
 from stub.config import StubConfig
 from stub.fixtures import FixtureSet, default_fixture_dir, load_fixture_paths
-from stub.middleware import (
-    ROUTE_PLACES,
-    Plane,
-    RoutePlace,
-    control_guard,
-    inject_faults,
-    json_errors,
-    record_requests,
-)
+from stub.middleware import client_route, control_route, guarded, unmatched
 from stub.routes import control, runtime, vendor
 from stub.state import STATE, StubState
 
@@ -24,16 +18,22 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
     """A ready application; `fixtures` defaults to loading `config.fixture_paths`."""
     if fixtures is None:
         fixtures = load_fixtures(config)
-    middlewares: list[Middleware] = [record_requests, json_errors]
-    if config.control_token is not None:
-        middlewares.append(control_guard(config.control_token))
-    middlewares.append(inject_faults)
-    app = web.Application(middlewares=middlewares, client_max_size=config.max_body_bytes)
-    app[STATE] = StubState(config, fixtures)
-    app[ROUTE_PLACES] = {}
-    _add_routes(app, runtime.routes, "runtime")
-    _add_routes(app, vendor.routes, "vendor")
-    _add_routes(app, control.routes, "control")
+    state = StubState(config, fixtures)
+    app = web.Application(client_max_size=config.max_body_bytes)
+    app[STATE] = state
+    methods: dict[str, set[str]] = defaultdict(set)
+    for table in (runtime.routes, vendor.routes):
+        for route in _defs(table):
+            # clients also use a trailing slash: served in place, never redirected
+            for path in (route.path, route.path + "/"):
+                wrapped = client_route(state, route.kwargs["name"], route.handler)
+                _add(app, methods, route.method, path, wrapped)
+    for route in _defs(control.routes):
+        wrapped = control_route(route.handler)
+        if config.control_token is not None and route.path.startswith("/_test/"):
+            wrapped = control_route(guarded(config.control_token, route.handler))
+        _add(app, methods, route.method, route.path, wrapped)
+    _add_fallback(app, state, methods, config.control_token)
     return app
 
 
@@ -41,16 +41,34 @@ def load_fixtures(config: StubConfig) -> FixtureSet:
     return load_fixture_paths(config.fixture_paths or (default_fixture_dir(),))
 
 
-def _add_routes(app: web.Application, table: web.RouteTableDef, plane: Plane) -> None:
-    """Register a table; client routes also answer with a trailing slash, never a redirect.
+def _defs(table: web.RouteTableDef) -> list[web.RouteDef]:
+    return [route for route in table if isinstance(route, web.RouteDef)]
 
-    A route's `name` is the fault selector (two spellings may share one), not an aiohttp name.
-    """
-    for route in table:
-        assert isinstance(route, web.RouteDef)
-        paths = [route.path]
-        if plane != "control" and not route.path.endswith("/"):
-            paths.append(route.path + "/")
-        for path in paths:
-            app.router.add_route(route.method, path, route.handler)
-            app[ROUTE_PLACES][path] = RoutePlace(plane, route.kwargs["name"])
+
+def _add(
+    app: web.Application, methods: dict[str, set[str]], method: str, path: str, handler: Handler
+) -> None:
+    app.router.add_route(method, path, handler)
+    methods[_template(path)].add(method)
+
+
+def _template(path: str) -> str:
+    """`/_test/fault/{id}` and `/_test/fault/7` share their allowed methods."""
+    return path.rsplit("/", 1)[0] + "/{id}" if path.startswith("/_test/fault/") else path
+
+
+def _add_fallback(
+    app: web.Application, state: StubState, methods: dict[str, set[str]], token: str | None
+) -> None:
+    """Unknown paths are recorded (a misspelt route shows up in /_test/requests); unknown
+    control paths are not, and stay behind the control token."""
+    not_claimed = unmatched(lambda path: methods.get(_template(path), ()))
+    recorded = client_route(state, None, not_claimed)
+    control_side = control_route(guarded(token, not_claimed) if token else not_claimed)
+
+    async def fallback(request: web.Request) -> web.StreamResponse:
+        is_control = request.path.startswith("/_test/") or request.path == "/health"
+        side = control_side if is_control else recorded
+        return await side(request)
+
+    app.router.add_route("*", "/{path:.*}", fallback)

@@ -173,7 +173,7 @@ def request_fault(request: web.Request) -> Fired | None:
     mode = request.headers.get(FAULT_HEADER)
     if mode is not None:
         return _per_request(mode, "header", request.headers.get)
-    if "fault" in request.query_string:  # cheap test first: most requests have no query at all
+    if "fault=" in request.raw_path:  # a cheap test first: parsing the query costs more
         mode = request.query.get("fault")
         if mode is not None:
             return _per_request(mode, "query", request.query.get)

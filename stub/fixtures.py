@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.resources
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -117,7 +116,7 @@ class FixtureSet:
 
 def default_fixture_dir() -> Path:
     """The default set: inside the installed wheel, or at the repository top in a checkout."""
-    packaged = Path(str(importlib.resources.files("stub"))) / "fixtures"
+    packaged = Path(__file__).resolve().parent / "fixtures"
     if packaged.is_dir():
         return packaged
     # Editable installs and plain checkouts: the wheel's force-include has not run.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
@@ -54,9 +55,12 @@ def encoded_response(
     return web.Response(body=body, status=status, content_type=JSON, headers=headers)
 
 
+_REQUEST_ID_PREFIX = "00000000-0000-4000-8000-"
+
+
 def request_id(request: web.Request) -> str:
     """A UUID-shaped id whose last group is the request's seq in `/_test/requests`."""
-    return f"00000000-0000-4000-8000-{request.get(REQUEST_SEQ, 0):012d}"
+    return _REQUEST_ID_PREFIX + str(request.get(REQUEST_SEQ, 0)).zfill(12)
 
 
 def invalid_body(message: str) -> ApiError:
@@ -152,10 +156,10 @@ SECRET_QUERY_KEYS = frozenset({"token", "api_key", "apikey", "key", "secret", "a
 REDACTED = "[redacted]"
 
 
-def redacted_query(request: web.Request) -> dict[str, str | list[str]]:
-    """The query as a JSON object, with the value of any key-bearing parameter hidden."""
+def redacted_query(query_string: str) -> dict[str, str | list[str]]:
+    """A raw query string as a JSON object, with the value of any key-bearing parameter hidden."""
     query: dict[str, str | list[str]] = {}
-    for name, value in request.query.items():
+    for name, value in urllib.parse.parse_qsl(query_string, keep_blank_values=True):
         shown = REDACTED if name.lower() in SECRET_QUERY_KEYS else value
         previous = query.get(name)
         if previous is None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
-from stub.arming import ArmedFaults
+from stub.arming import ArmedFaults, Fired
 from stub.config import StubConfig
 from stub.evaluation import DecisionTable
 from stub.fixtures import FixtureSet
@@ -16,6 +16,10 @@ from stub.recording import BoundedLog, Signal
 from stub.vendor import VendorDocuments
 
 Json = dict[str, Any]
+
+RequestRecord = tuple[int, str, str, str | None, int | None, Fired | None, float]
+"""seq, method, raw path with its query, route, status, fault, duration in seconds: a tuple is
+all recording costs on the hot path; `/_test/requests` renders (and redacts) it when read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +51,7 @@ class StubState:
         self.svc_events: BoundedLog[Json] = BoundedLog(limit, fire)
         """Events of runtime `/v1/capture` requests."""
         self.targets: BoundedLog[Json] = BoundedLog(limit, fire)
-        self.requests: BoundedLog[Json] = BoundedLog(limit, fire)
+        self.requests: BoundedLog[RequestRecord] = BoundedLog(limit, fire)
         self.faults = ArmedFaults()
         # Never reset: a seq stays unique for the life of the process, across tests.
         self._seq = itertools.count(1)

@@ -8,11 +8,11 @@ from typing import Any
 
 import orjson
 import pytest
-from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from conftest import AUTH, AiohttpClient
 from stub import StubConfig, create_app, load_fixture_paths
+from stub.evaluation import DecisionTable
 from stub.fixtures import default_fixture_dir
 
 EVALUATE = "/v1/flags/evaluate"
@@ -393,17 +393,16 @@ class TestEveryAnswerIsJson:
         assert response.headers["Allow"] == "POST"
 
     async def test_an_unexpected_exception_is_a_json_500_naming_no_internals(
-        self, aiohttp_client: AiohttpClient
+        self, client: TestClient[Any, Any], monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        app = create_app(StubConfig())
-
-        async def broken(request: web.Request) -> web.Response:
+        def broken(*args: object) -> bytes:
             raise RuntimeError("secret internals /etc/passwd")
 
-        app.router.add_get("/broken", broken)
-        client = await aiohttp_client(app)
-        response = await client.get("/broken")
+        monkeypatch.setattr(DecisionTable, "encode", broken)  # a bug inside a real route
+        response = await client.post(EVALUATE, json={"targetingKey": "u"}, headers=AUTH)
         error = await error_of(response, 500)
         assert error["error"] == "INTERNAL"
         assert "secret" not in await response.text()
+        (entry,) = (await (await client.get("/_test/requests")).json())["requests"]
+        assert (entry["route"], entry["status"]) == ("evaluate", 500)
         assert (await client.get("/health")).status == 200

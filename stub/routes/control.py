@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
 
 from stub.fixtures import FixtureError, parse_fixture_document, parse_yaml
-from stub.http import ApiError, invalid_body, json_response, read_body, read_json_object
-from stub.state import STATE
+from stub.http import (
+    ApiError,
+    invalid_body,
+    json_response,
+    read_body,
+    read_json_object,
+    redacted_query,
+)
+from stub.state import STATE, RequestRecord
 from stub.vendor import fixtures_from_vendor_flags
 
 routes = web.RouteTableDef()
@@ -48,11 +56,26 @@ async def requests(request: web.Request) -> web.Response:
     route = request.query.get("route")
     minimum = _query_int(request, "min") or 0
 
-    def entries() -> list[dict[str, Any]]:
-        return [e for e in log.snapshot() if route is None or e["route"] == route]
+    def entries() -> list[RequestRecord]:
+        return [r for r in log.snapshot() if route is None or r[3] == route]
 
     await _wait(request, lambda: len(entries()) >= minimum)
-    return json_response({"requests": entries(), "dropped": log.dropped})
+    return json_response({"requests": [_entry(r) for r in entries()], "dropped": log.dropped})
+
+
+def _entry(record: RequestRecord) -> dict[str, Any]:
+    seq, method, raw_path, route, status, fired, duration_s = record
+    path, _, query = raw_path.partition("?")
+    return {
+        "seq": seq,
+        "method": method,
+        "path": urllib.parse.unquote(path),
+        "query": redacted_query(query),
+        "route": route,
+        "status": status,
+        "fault": fired.to_json() if fired else None,
+        "durationMs": round(duration_s * 1000, 3),
+    }
 
 
 @routes.post("/_test/flags", name="set_flags")
