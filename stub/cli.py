@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
+import resource
 import secrets
-import signal
 import sys
 from pathlib import Path
 
 import click
-from aiohttp import web
 
 from stub import __version__
-from stub.access_log import RedactingAccessLogger
 from stub.app import create_app, load_fixtures
 from stub.config import (
     DEFAULT_HOST,
@@ -24,11 +21,10 @@ from stub.config import (
     StubConfig,
     is_loopback,
 )
-from stub.fixtures import FixtureError, FixtureSet
+from stub.fixtures import FixtureError
+from stub.server import ListenError, serve
 
 READY_LINE = "svc-stub listening on {url}"
-# In-flight requests (a 10 s delay fault, say) must not hold up a stop: tests wait on it.
-SHUTDOWN_GRACE_S = 0.5
 
 
 class ConfigError(Exception):
@@ -122,43 +118,27 @@ def command(
     except FixtureError as exc:
         raise ConfigError(str(exc)) from None
     logging.basicConfig(level=config.log_level.upper(), format="svc-stub %(levelname)s %(message)s")
-    asyncio.run(serve(config, fixtures, announce_token=generated_token))
+    _allow_many_connections()
 
-
-async def serve(config: StubConfig, fixtures: FixtureSet, *, announce_token: bool = False) -> None:
-    """Serve until SIGINT or SIGTERM; the ready line is printed once the socket accepts."""
-    debug = config.log_level == "debug"
-    runner = web.AppRunner(
-        create_app(config, fixtures),
-        handle_signals=False,
-        shutdown_timeout=SHUTDOWN_GRACE_S,
-        # An access log halves throughput, so it exists only at debug level.
-        access_log=logging.getLogger("stub.access") if debug else None,
-        access_log_class=RedactingAccessLogger,
-    )
-    await runner.setup()
-    stopped = _stop_event()  # before the ready line: a parent may signal as soon as it reads it
-    try:
-        site = web.TCPSite(runner, config.host, config.port)
-        try:
-            await site.start()
-        except OSError as exc:
-            reason = os.strerror(exc.errno) if exc.errno else str(exc)
-            raise ConfigError(f"cannot listen on {config.host}:{config.port}: {reason}") from None
-        print(READY_LINE.format(url=_url(config.host, runner.addresses[0][1])), flush=True)
-        if announce_token:
+    def ready(port: int) -> None:
+        print(READY_LINE.format(url=_url(config.host, port)), flush=True)
+        if generated_token:
             print(f"svc-stub control token: {config.control_token}", flush=True)
-        await stopped.wait()
-    finally:
-        await runner.cleanup()
+
+    # An access log halves throughput, so it exists only at debug level.
+    access_log = logging.getLogger("stub.access") if config.log_level == "debug" else None
+    app = create_app(config, fixtures)
+    try:
+        asyncio.run(serve(app, config.host, config.port, on_ready=ready, access_log=access_log))
+    except ListenError as exc:
+        raise ConfigError(str(exc)) from None
 
 
-def _stop_event() -> asyncio.Event:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
-    return stop
+def _allow_many_connections() -> None:
+    """Raise the open-file limit to its ceiling: a thousand concurrent clients need the sockets."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
 def _url(host: str, port: int) -> str:

@@ -1,0 +1,117 @@
+"""The app on a socket: listening, a quick stop on a signal, and JSON even for requests that
+aiohttp cannot parse (a 64 KB header, an 8 KB request line), which never reach a route."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import signal
+from collections.abc import Callable
+from http import HTTPStatus
+
+import orjson
+from aiohttp import web
+from aiohttp.web_protocol import RequestHandler
+
+from stub.access_log import RedactingAccessLogger
+from stub.http import JSON
+
+# In-flight requests (a 10 s delay fault, say) must not hold up a stop: tests wait on it.
+SHUTDOWN_GRACE_S = 0.5
+log = logging.getLogger("stub")
+_QUOTED = re.compile(r":\s*(?:b'|b\"|bytearray\(|\n)")
+# Room for a burst of a thousand connections before the kernel starts refusing them.
+BACKLOG = 1024
+
+
+class ListenError(Exception):
+    """The socket could not be bound (port in use, address not available)."""
+
+
+async def serve(
+    app: web.Application,
+    host: str,
+    port: int,
+    *,
+    on_ready: Callable[[int], None],
+    access_log: logging.Logger | None = None,
+) -> None:
+    """Serve until SIGINT or SIGTERM; `on_ready(port)` runs once the socket accepts."""
+    runner = web.AppRunner(
+        app,
+        handle_signals=False,
+        shutdown_timeout=SHUTDOWN_GRACE_S,
+        access_log=access_log,
+        access_log_class=RedactingAccessLogger,
+    )
+    await runner.setup()
+    stopped = _stop_event()  # before on_ready: a parent may signal as soon as it hears
+    listener: asyncio.Server | None = None
+    try:
+        assert runner.server is not None
+        loop = asyncio.get_running_loop()
+        try:
+            listener = await loop.create_server(
+                _json_parse_errors(runner.server), host, port, backlog=BACKLOG
+            )
+        except OSError as exc:
+            reason = os.strerror(exc.errno) if exc.errno else str(exc)
+            raise ListenError(f"cannot listen on {host}:{port}: {reason}") from None
+        on_ready(listener.sockets[0].getsockname()[1])
+        await stopped.wait()
+    finally:
+        if listener is not None:
+            listener.close()
+        await runner.cleanup()
+
+
+class _JsonErrorHandler(RequestHandler):
+    """aiohttp's connection handler, answering unparseable requests in JSON, not text/plain."""
+
+    __slots__ = ()  # the same layout, so a handler can become one (see _json_parse_errors)
+
+    def handle_error(
+        self,
+        request: web.BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        if request.writer.output_size > 0:  # as aiohttp does: too late for another answer
+            raise ConnectionError("response already started; cannot send an error answer")
+        problem = _describe(exc, message, status)
+        log.debug("unparseable request from %s: %s", request.remote, problem)
+        code = "INTERNAL" if status == 500 else f"HTTP_{status}"
+        body = {"ok": False, "error": code, "message": f"request: {problem}"}
+        response = web.Response(status=status, body=orjson.dumps(body), content_type=JSON)
+        response.force_close()
+        return response
+
+
+def _describe(exc: BaseException | None, message: str | None, status: int) -> str:
+    """aiohttp's words for what was wrong, without the request bytes it quotes after them (an
+    oversized header could be an Authorization header, and no key is ever echoed)."""
+    said = str(getattr(exc, "message", None) or message or HTTPStatus(status).phrase)
+    return _QUOTED.split(said, maxsplit=1)[0].strip().rstrip(".:")[:200]
+
+
+def _json_parse_errors(server: web.Server) -> Callable[[], RequestHandler]:
+    """aiohttp builds each connection's handler in `Server.__call__` and offers no hook for
+    the class; a handler is given the subclass's class once made (the layouts are the same)."""
+
+    def handler() -> RequestHandler:
+        made = server()
+        made.__class__ = _JsonErrorHandler
+        return made
+
+    return handler
+
+
+def _stop_event() -> asyncio.Event:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    return stop
