@@ -97,7 +97,9 @@ async def read_json_object(request: web.Request) -> dict[str, Any]:
     try:
         parsed = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        raise invalid_body(f"body: not valid JSON ({exc})") from None
+        sent_as = request.content_type
+        hint = "" if "json" in sent_as else f"; it was sent as {sent_as}, send application/json"
+        raise invalid_body(f"body: not valid JSON ({exc}){hint}") from None
     if not isinstance(parsed, dict):
         raise invalid_body(f"body: expected a JSON object, got {json_type(parsed)}")
     return parsed

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import urllib.parse
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -11,6 +12,7 @@ from aiohttp import web
 from stub.fixtures import FixtureError, parse_fixture_document, parse_yaml
 from stub.http import (
     ApiError,
+    encoded_response,
     invalid_body,
     json_response,
     read_body,
@@ -22,12 +24,20 @@ from stub.vendor import fixtures_from_vendor_flags
 
 routes = web.RouteTableDef()
 
+_OPENAPI = (Path(__file__).resolve().parent.parent / "openapi.json").read_bytes()
+
 _YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml")
 
 
 @routes.get("/health", name="health")
 async def health(request: web.Request) -> web.Response:
     return json_response({"ok": True})
+
+
+@routes.get("/_test/openapi.json", name="openapi")
+async def openapi(request: web.Request) -> web.Response:
+    """The stub's own API as OpenAPI 3.1, so users' tools can read it (kept in the repo)."""
+    return encoded_response(_OPENAPI)
 
 
 @routes.post("/_test/reset", name="reset")
