@@ -272,3 +272,20 @@ class TestControlToken:
         assert (
             await guarded.post(EVALUATE, json={"targetingKey": "u"}, headers=AUTH)
         ).status == 200
+
+
+class TestNumbersInPathsAndQueries:
+    @pytest.mark.parametrize(
+        ("method", "path", "status"),
+        [
+            ("DELETE", "/_test/fault/%C2%B2", 404),
+            ("GET", "/_test/events?waitMs=%C2%B2", 400),
+            ("GET", "/_test/requests?min=%C2%B2", 400),
+        ],
+    )
+    async def test_unicode_digits_are_refused_not_a_500(
+        self, client: TestClient[Any, Any], method: str, path: str, status: int
+    ) -> None:
+        response = await client.request(method, path)
+        assert response.status == status
+        assert (await response.json())["ok"] is False

@@ -137,7 +137,7 @@ async def clear_faults(request: web.Request) -> web.Response:
 async def disarm_fault(request: web.Request) -> web.Response:
     """Disarm one fault by the `id` its arming answered with."""
     raw = request.match_info["id"]
-    if not raw.isdigit() or not request.app[STATE].faults.disarm(int(raw)):
+    if not _is_count(raw) or not request.app[STATE].faults.disarm(int(raw)):
         raise ApiError(404, "NOT_FOUND", f"id: no armed fault {raw!r} (it may have run out)")
     return json_response({"ok": True, "armed": request.app[STATE].faults.to_json()})
 
@@ -162,10 +162,15 @@ def _query_int(request: web.Request, name: str, maximum: int | None = None) -> i
     raw = request.query.get(name)
     if raw is None:
         return None
-    if not raw.isdigit() or (maximum is not None and int(raw) > maximum):
+    if not _is_count(raw) or (maximum is not None and int(raw) > maximum):
         limit = f" up to {maximum}" if maximum is not None else ""
         raise invalid_body(f"{name}: expected a non-negative integer{limit}, got {raw!r}")
     return int(raw)
+
+
+def _is_count(raw: str) -> bool:
+    """ASCII digits only: str.isdigit() also says yes to '²', which int() refuses."""
+    return raw.isascii() and raw.isdigit()
 
 
 def _query_flag(request: web.Request, name: str) -> bool:

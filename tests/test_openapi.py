@@ -1,0 +1,272 @@
+"""The stub's own OpenAPI document, `stub/openapi.json`: served verbatim, valid OpenAPI 3.1,
+and describing exactly the routes the app serves, every fault mode and selector, and a JSON
+body for every answer but a 304."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import hdrs
+from aiohttp.test_utils import TestClient
+
+import stub
+from stub import StubConfig, create_app
+from stub.arming import SELECTORS
+from stub.faults import FaultMode
+
+DOCUMENT_PATH = Path(stub.__file__).resolve().parent / "openapi.json"
+HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+CATCH_ALL = "/{path}"
+"""The fallback route that answers unknown paths and methods (JSON 404/405): not an API."""
+
+MODES = {mode.value for mode in FaultMode}
+SELECTOR_NAMES = {*SELECTORS, "all"}
+
+Json = dict[str, Any]
+
+
+def load_document() -> Json:
+    document: Json = json.loads(DOCUMENT_PATH.read_text(encoding="utf-8"))
+    return document
+
+
+@pytest.fixture(scope="module")
+def document() -> Json:
+    return load_document()
+
+
+def resolve(document: Json, node: Any) -> Any:
+    """Follow local `$ref`s (`#/components/...`) until a node without one."""
+    seen: set[str] = set()
+    while isinstance(node, dict) and "$ref" in node:
+        target = node["$ref"]
+        assert isinstance(target, str), f"$ref is not a string: {target!r}"
+        assert target.startswith("#/"), f"only local references are used: {target}"
+        assert target not in seen, f"reference cycle through {target}"
+        seen.add(target)
+        node = document
+        for part in target[2:].split("/"):
+            key = part.replace("~1", "/").replace("~0", "~")
+            assert isinstance(node, dict), f"{target}: {key} is inside a non-object"
+            assert key in node, f"{target} does not resolve ({key} is missing)"
+            node = node[key]
+    return node
+
+
+def operations(document: Json) -> Iterator[tuple[str, str, Json]]:
+    """(path, method, operation) for every operation, path items resolved."""
+    for path, item in document["paths"].items():
+        resolved = resolve(document, item)
+        for method in HTTP_METHODS:
+            if method in resolved:
+                yield path, method, resolved[method]
+
+
+def walk(node: Any) -> Iterator[Any]:
+    """Every node of a JSON tree, depth first."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if isinstance(current, dict):
+            stack.extend(current.values())
+        elif isinstance(current, list):
+            stack.extend(current)
+
+
+def enum_values(document: Json) -> set[Any]:
+    values: set[Any] = set()
+    for node in walk(document):
+        if isinstance(node, dict) and isinstance(node.get("enum"), list):
+            values.update(value for value in node["enum"] if not isinstance(value, dict | list))
+    return values
+
+
+def served_operations() -> set[tuple[str, str]]:
+    """(path template, METHOD) for every route the app registers, less the catch-all and the
+    HEAD routes aiohttp adds for GET; `{name:regex}` placeholders become `{name}`."""
+    served: set[tuple[str, str]] = set()
+    for route in create_app(StubConfig()).router.routes():
+        assert route.resource is not None
+        path = re.sub(r"\{(\w+):[^}]*\}", r"{\1}", route.resource.canonical)
+        if route.method == hdrs.METH_HEAD:
+            continue
+        if route.method == hdrs.METH_ANY and path == CATCH_ALL:
+            continue
+        served.add((path, route.method))
+    return served
+
+
+def documented_operations(document: Json) -> set[tuple[str, str]]:
+    return {(path, method.upper()) for path, method, _ in operations(document)}
+
+
+class TestServedDocument:
+    async def test_get_openapi_json_serves_exactly_the_file(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        response = await client.get("/_test/openapi.json")
+
+        assert response.status == 200
+        assert response.content_type == "application/json"
+        assert await response.read() == DOCUMENT_PATH.read_bytes()
+        assert await response.json() == load_document()
+
+
+class TestValidOpenApi31:
+    def test_openapi_spec_validator_accepts_it(self, document: Json) -> None:
+        validator = pytest.importorskip(
+            "openapi_spec_validator",
+            reason="openapi-spec-validator is not installed: the structural checks stand in",
+        )
+        validator.validate(document)
+
+    def test_it_declares_openapi_3_1_with_an_info_and_paths(self, document: Json) -> None:
+        assert re.fullmatch(r"3\.1\.\d+", document["openapi"])
+        assert isinstance(document["info"]["title"], str)
+        assert isinstance(document["info"]["version"], str)
+        assert document["paths"]
+        assert all(path.startswith("/") for path in document["paths"])
+
+    def test_every_reference_resolves(self, document: Json) -> None:
+        references = {
+            node["$ref"] for node in walk(document) if isinstance(node, dict) and "$ref" in node
+        }
+        assert references
+        for reference in sorted(references):
+            resolve(document, {"$ref": reference})
+
+    def test_operation_ids_are_unique(self, document: Json) -> None:
+        ids = [op["operationId"] for _, _, op in operations(document) if "operationId" in op]
+        duplicates = sorted({operation_id for operation_id in ids if ids.count(operation_id) > 1})
+        assert not duplicates, f"operationIds used more than once: {duplicates}"
+
+    def test_every_operation_has_responses_keyed_by_status(self, document: Json) -> None:
+        bad = [
+            f"{method.upper()} {path}: {status!r}"
+            for path, method, op in operations(document)
+            for status in op.get("responses") or {"<none>": None}
+            if not re.fullmatch(r"[1-5](\d\d|XX)|default", status)
+        ]
+        assert not bad, f"responses missing or not keyed by a status: {bad}"
+        for _, _, op in operations(document):
+            for response in op["responses"].values():
+                assert isinstance(resolve(document, response)["description"], str)
+
+    def test_every_path_placeholder_is_a_required_path_parameter(self, document: Json) -> None:
+        for path, method, op in operations(document):
+            item = resolve(document, document["paths"][path])
+            declared = [
+                resolve(document, parameter)
+                for parameter in [*item.get("parameters", []), *op.get("parameters", [])]
+            ]
+            in_path = {p["name"] for p in declared if p["in"] == "path" and p.get("required")}
+            placeholders = set(re.findall(r"\{([^}]+)\}", path))
+            assert placeholders == in_path, f"{method.upper()} {path}: path parameters {in_path}"
+
+    def test_every_parameter_has_a_name_a_location_and_a_schema(self, document: Json) -> None:
+        for path, method, op in operations(document):
+            for parameter in (resolve(document, p) for p in op.get("parameters", [])):
+                where = f"{method.upper()} {path}: {parameter.get('name')}"
+                assert isinstance(parameter["name"], str), where
+                assert parameter["in"] in ("query", "header", "path", "cookie"), where
+                assert "schema" in parameter or "content" in parameter, where
+
+    def test_every_security_requirement_names_a_defined_scheme(self, document: Json) -> None:
+        schemes = set(document["components"]["securitySchemes"])
+        for path, method, op in operations(document):
+            for requirement in op.get("security", []):
+                unknown = set(requirement) - schemes
+                assert not unknown, f"{method.upper()} {path}: unknown schemes {unknown}"
+
+    def test_the_shared_shapes_are_components(self, document: Json) -> None:
+        schemas = document["components"]["schemas"]
+        wanted = {
+            "Decision",
+            "EvaluateRequest",
+            "EvaluateResponse",
+            "CaptureRequest",
+            "RegisterRequest",
+            "ArmingDocument",
+            "ArmedFault",
+            "RecordedRequest",
+            "Error",
+            "FlagsResponse",
+            "DefinitionsDocument",
+            "FixtureDocument",
+        }
+        assert wanted <= set(schemas), f"missing: {sorted(wanted - set(schemas))}"
+
+
+class TestRouteCoverage:
+    def test_documented_operations_are_exactly_the_served_routes(self, document: Json) -> None:
+        documented = documented_operations(document)
+        served = served_operations()
+
+        undocumented = sorted(served - documented)
+        not_served = sorted(documented - served)
+        assert (undocumented, not_served) == ([], []), (
+            f"served but missing from the document: {undocumented}; "
+            f"in the document but not served: {not_served}"
+        )
+
+    def test_every_runtime_and_vendor_route_is_listed_with_its_trailing_slash(
+        self, document: Json
+    ) -> None:
+        documented = documented_operations(document)
+        for path, method in documented:
+            if path.startswith(("/v1/", "/flags", "/api/", "/batch")):
+                twin = path[:-1] if path.endswith("/") else path + "/"
+                assert (twin, method) in documented, f"{method} {twin} is missing"
+
+
+class TestFaultVocabulary:
+    def test_every_fault_mode_appears_in_the_enums(self, document: Json) -> None:
+        missing = sorted(MODES - enum_values(document))
+        assert not missing, f"fault modes missing from every enum: {missing}"
+
+    def test_the_arming_modes_are_exactly_none_and_every_fault_mode(self, document: Json) -> None:
+        schemas = document["components"]["schemas"]
+        assert set(schemas["FaultMode"]["enum"]) == MODES
+        assert set(schemas["ArmingDocument"]["properties"]["mode"]["enum"]) == {"none", *MODES}
+
+    def test_the_per_request_fault_header_and_query_take_every_mode_and_none(
+        self, document: Json
+    ) -> None:
+        parameters = {
+            (p["in"], p["name"]): resolve(document, p["schema"])
+            for p in document["components"]["parameters"].values()
+        }
+        for where in (("header", "X-Svc-Test-Fault"), ("query", "fault")):
+            assert set(parameters[where]["enum"]) == {"none", *MODES}, where
+
+    def test_every_selector_and_all_appear_in_the_enums(self, document: Json) -> None:
+        missing = sorted(SELECTOR_NAMES - enum_values(document))
+        assert not missing, f"selectors missing from every enum: {missing}"
+
+    def test_the_selector_enum_is_exactly_all_and_every_selector(self, document: Json) -> None:
+        assert set(document["components"]["schemas"]["Selector"]["enum"]) == SELECTOR_NAMES
+
+
+class TestResponseBodies:
+    def test_every_response_declares_json_except_304_which_has_no_body(
+        self, document: Json
+    ) -> None:
+        offenders = []
+        for path, method, op in operations(document):
+            for status, response in op["responses"].items():
+                content = resolve(document, response).get("content", {})
+                where = f"{method.upper()} {path} {status}"
+                if status == "304":
+                    if content:
+                        offenders.append(f"{where}: declares a body")
+                elif "application/json" not in content:
+                    offenders.append(f"{where}: no application/json content")
+                elif "schema" not in content["application/json"]:
+                    offenders.append(f"{where}: application/json without a schema")
+        assert not offenders, "\n".join(offenders)
