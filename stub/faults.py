@@ -20,7 +20,7 @@ import orjson
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from stub.http import JSON, encoded_response, json_response, request_id
+from stub.http import JSON, ApiError, encoded_response, json_response, read_body, request_id
 
 
 class FaultMode(StrEnum):
@@ -217,7 +217,7 @@ FAULTS: Mapping[FaultMode, FaultFunction] = MappingProxyType(
 async def _quota_limited_decisions(hit: Hit) -> web.Response:
     """200, every requested key not found, `quotaLimited: true` (a boolean, as clients need)."""
     try:
-        document = orjson.loads(await hit.request.read())
+        document = orjson.loads(await read_body(hit.request))
     except Exception:  # the fault fires before the body is validated; a bad one means all keys
         document = None
     keys = document.get("flagKeys") if isinstance(document, dict) else None
@@ -256,8 +256,8 @@ def _streamed(status_code: int, length: int) -> web.StreamResponse:
 
 async def _drain(request: web.Request) -> None:
     """Read the request body so the connection ends cleanly rather than with a reset."""
-    with contextlib.suppress(Exception):  # too large or undecodable: the fault answers anyway
-        await request.read()
+    with contextlib.suppress(ApiError):  # too large or undecodable: the fault answers anyway
+        await read_body(request)
 
 
 def _transport(request: web.Request) -> asyncio.Transport:

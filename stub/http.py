@@ -43,6 +43,11 @@ class ApiError(Exception):
         return response
 
 
+def body_broken(request: web.BaseRequest) -> bool:
+    """True once the body failed to decode: whatever answers must close the connection."""
+    return request.content.exception() is not None
+
+
 def json_response(
     body: object, *, status: int = 200, headers: Mapping[str, str] | None = None
 ) -> web.Response:
@@ -73,7 +78,9 @@ async def read_body(request: web.Request) -> bytes:
         return await request.read()
     except RequestPayloadError:  # the body claimed an encoding it does not have
         encoding = request.headers.get("Content-Encoding", "")
-        # The rest of the stream cannot be framed any more, so the connection must end here.
+        # The rest of the stream cannot be framed any more: tell aiohttp not to read it again
+        # after answering (it would log a traceback), and end the connection (see body_broken).
+        request.content.feed_eof()
         raise ApiError(
             400,
             "INVALID_BODY",

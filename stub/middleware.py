@@ -16,7 +16,7 @@ from aiohttp.typedefs import Handler
 
 from stub.arming import Fired, request_fault
 from stub.faults import FAULTS, Hit
-from stub.http import REQUEST_SEQ, ApiError
+from stub.http import REQUEST_SEQ, ApiError, body_broken
 from stub.state import StubState
 
 log = logging.getLogger("stub")
@@ -41,6 +41,8 @@ def client_route(state: StubState, name: str | None, handler: Handler) -> Handle
             else:
                 response = await _fault(request, state, name, handler, fired)
             status = None if isinstance(response, _NoAnswer) else response.status
+            if body_broken(request):  # a fault answered before noticing: the stream is lost
+                response.force_close()
             return response
         except ApiError as error:
             status = error.status

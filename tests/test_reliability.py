@@ -221,6 +221,32 @@ class TestAbuse:
         assert body["ok"] is False
         assert session_stub.get("/health") == {"ok": True}
 
+    @pytest.mark.parametrize("fault", [None, "500", "429"])
+    def test_a_body_that_is_not_its_gzip_closes_the_connection_cleanly(
+        self, fault: str | None
+    ) -> None:
+        with spawn_stub() as stub:
+            host, port = stub.url.removeprefix("http://").rsplit(":", 1)
+            body = b'{"api_key": "k", "batch": []}'
+            extra = f"X-Svc-Test-Fault: {fault}\r\n".encode() if fault else b""
+            with socket.create_connection((host, int(port)), timeout=5) as sock:
+                sock.sendall(
+                    b"POST /batch/ HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\n"
+                    + extra
+                    + b"Content-Length: %d\r\n\r\n" % len(body)
+                    + body
+                )
+                received = b""
+                while chunk := sock.recv(65536):
+                    received += chunk
+            head = received.partition(b"\r\n\r\n")[0].lower()
+            assert b"connection: close" in head  # the client knows not to reuse it
+            assert stub.get("/health") == {"ok": True}
+            stub.process.terminate()
+            stub.process.wait(5)
+            assert stub.process.stderr is not None
+            assert "Traceback" not in stub.process.stderr.read()
+
     def test_http_1_0_is_served(self, session_stub: SpawnedStub) -> None:
         status, body = raw(session_stub, b"GET /health HTTP/1.0\r\n\r\n")
         assert (status, body) == (b"HTTP/1.0 200 OK", {"ok": True})
