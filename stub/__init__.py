@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 __all__ = [
+    "ArmOptions",
     "AsyncStubClient",
     "FixtureError",
     "FixtureSet",
@@ -26,6 +27,7 @@ __all__ = [
 ]
 
 _HOMES = {
+    "ArmOptions": "stub.client",
     "AsyncStubClient": "stub.client",
     "StubClient": "stub.client",
     "FixtureError": "stub.fixtures",
@@ -40,7 +42,7 @@ _HOMES = {
 
 if TYPE_CHECKING:
     from stub.app import create_app
-    from stub.client import AsyncStubClient, StubClient
+    from stub.client import ArmOptions, AsyncStubClient, StubClient
     from stub.config import StubConfig
     from stub.fixtures import (
         FixtureError,

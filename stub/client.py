@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypedDict, TypeVar, Unpack
 
 T = TypeVar("T")
 Json = dict[str, Any]
@@ -172,25 +172,44 @@ MAX_WAIT_S = 60.0
 """The stub holds a long-poll open for at most a minute."""
 
 
-def _arming(mode: str | None, apply_to: str | Sequence[str], options: Mapping[str, Any]) -> Json:
+class ArmOptions(TypedDict, total=False):
+    """Everything `arm` takes besides the mode; see the README's fault reference."""
+
+    apply_to: str | Sequence[str]
+    ttl_requests: int
+    sequence: Sequence[str | Json]
+    delay_ms: int
+    status: int
+    body: Any
+    retry_after: int
+    probability: float
+    seed: int
+
+
+_WIRE_NAMES = {
+    "apply_to": "applyTo",
+    "ttl_requests": "ttlRequests",
+    "sequence": "sequence",
+    "delay_ms": "delayMs",
+    "status": "status",
+    "body": "body",
+    "retry_after": "retryAfter",
+    "probability": "probability",
+    "seed": "seed",
+}
+
+
+def _arming(mode: str | None, options: Mapping[str, Any]) -> Json:
     if mode == "none" and options.get("sequence") is None:
         raise ValueError("arm('none') would clear every fault: call clear_faults() for that")
-    names = {
-        "ttl_requests": "ttlRequests",
-        "delay_ms": "delayMs",
-        "retry_after": "retryAfter",
-        "sequence": "sequence",
-        "status": "status",
-        "body": "body",
-        "probability": "probability",
-        "seed": "seed",
-    }
-    document: Json = {"applyTo": apply_to if isinstance(apply_to, str) else list(apply_to)}
-    if mode is not None:
-        document["mode"] = mode
+    unknown = sorted(set(options) - set(_WIRE_NAMES))
+    if unknown:
+        raise TypeError(f"arm() got an unexpected keyword argument {unknown[0]!r}")
+    document: Json = {} if mode is None else {"mode": mode}
     for name, value in options.items():
         if value is not None:
-            document[names[name]] = list(value) if name == "sequence" else value
+            is_list = name == "sequence" or (name == "apply_to" and not isinstance(value, str))
+            document[_WIRE_NAMES[name]] = list(value) if is_list else value
     return document
 
 
@@ -220,11 +239,9 @@ class _Calls:
         return _json_call("POST", "/_test/reset", _ok, {})
 
     @staticmethod
-    def arm(
-        mode: str | None, apply_to: str | Sequence[str], options: Mapping[str, Any]
-    ) -> _Call[ArmedFault]:
+    def arm(mode: str | None, options: Mapping[str, Any]) -> _Call[ArmedFault]:
         return _json_call(
-            "POST", "/_test/fault", lambda b: _armed(b["fault"]), _arming(mode, apply_to, options)
+            "POST", "/_test/fault", lambda b: _armed(b["fault"]), _arming(mode, options)
         )
 
     @staticmethod
@@ -315,35 +332,12 @@ class StubClient:
     def reset(self) -> None:
         self._run(_Calls.reset())
 
-    def arm(
-        self,
-        mode: str | None = None,
-        *,
-        apply_to: str | Sequence[str] = "all",
-        ttl_requests: int | None = None,
-        sequence: Sequence[str | Json] | None = None,
-        delay_ms: int | None = None,
-        status: int | None = None,
-        body: Any = None,
-        retry_after: int | None = None,
-        probability: float | None = None,
-        seed: int | None = None,
-    ) -> ArmedFault:
-        """Arm a fault (or a `sequence` of them); see the README's fault reference."""
-        options = {
-            "ttl_requests": ttl_requests,
-            "sequence": sequence,
-            "delay_ms": delay_ms,
-            "status": status,
-            "body": body,
-            "retry_after": retry_after,
-            "probability": probability,
-            "seed": seed,
-        }
-        return self._run(_Calls.arm(mode, apply_to, options))
+    def arm(self, mode: str | None = None, **options: Unpack[ArmOptions]) -> ArmedFault:
+        """Arm a fault (or a `sequence` of them); `apply_to` defaults to every route."""
+        return self._run(_Calls.arm(mode, options))
 
     @contextmanager
-    def fault(self, mode: str | None = None, **arming: Any) -> Iterator[ArmedFault]:
+    def fault(self, mode: str | None = None, **arming: Unpack[ArmOptions]) -> Iterator[ArmedFault]:
         """Arm a fault for the block, then disarm just that one (if it has not run out)."""
         armed = self.arm(mode, **arming)
         try:
@@ -458,35 +452,14 @@ class AsyncStubClient:
     async def reset(self) -> None:
         await self._run(_Calls.reset())
 
-    async def arm(
-        self,
-        mode: str | None = None,
-        *,
-        apply_to: str | Sequence[str] = "all",
-        ttl_requests: int | None = None,
-        sequence: Sequence[str | Json] | None = None,
-        delay_ms: int | None = None,
-        status: int | None = None,
-        body: Any = None,
-        retry_after: int | None = None,
-        probability: float | None = None,
-        seed: int | None = None,
-    ) -> ArmedFault:
-        """Arm a fault (or a `sequence` of them); see the README's fault reference."""
-        options = {
-            "ttl_requests": ttl_requests,
-            "sequence": sequence,
-            "delay_ms": delay_ms,
-            "status": status,
-            "body": body,
-            "retry_after": retry_after,
-            "probability": probability,
-            "seed": seed,
-        }
-        return await self._run(_Calls.arm(mode, apply_to, options))
+    async def arm(self, mode: str | None = None, **options: Unpack[ArmOptions]) -> ArmedFault:
+        """Arm a fault (or a `sequence` of them); `apply_to` defaults to every route."""
+        return await self._run(_Calls.arm(mode, options))
 
     @asynccontextmanager
-    async def fault(self, mode: str | None = None, **arming: Any) -> AsyncIterator[ArmedFault]:
+    async def fault(
+        self, mode: str | None = None, **arming: Unpack[ArmOptions]
+    ) -> AsyncIterator[ArmedFault]:
         armed = await self.arm(mode, **arming)
         try:
             yield armed
