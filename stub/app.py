@@ -9,7 +9,7 @@ from aiohttp.typedefs import Handler
 
 from stub.config import StubConfig
 from stub.fixtures import FixtureSet, default_fixture_dir, load_fixture_paths
-from stub.middleware import client_route, control_route, guarded, unmatched
+from stub.middleware import client_route, control_route, expect_continue, guarded, unmatched
 from stub.routes import control, runtime, vendor
 from stub.state import STATE, StubState
 
@@ -48,7 +48,7 @@ def _defs(table: web.RouteTableDef) -> list[web.RouteDef]:
 def _add(
     app: web.Application, methods: dict[str, set[str]], method: str, path: str, handler: Handler
 ) -> None:
-    app.router.add_route(method, path, handler)
+    app.router.add_route(method, path, handler, expect_handler=expect_continue)
     methods[_template(path)].add(method)
 
 
@@ -71,4 +71,5 @@ def _add_fallback(
         side = control_side if is_control else recorded
         return await side(request)
 
-    app.router.add_route("*", "/{path:.*}", fallback)
+    # [\s\S], not `.`: a path may hold a newline (%0A) and must still get a JSON answer
+    app.router.add_route("*", r"/{path:[\s\S]*}", fallback, expect_handler=expect_continue)

@@ -9,6 +9,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
 
+import orjson
 import yaml
 
 JsonValue: TypeAlias = Any
@@ -155,6 +156,8 @@ def parse_yaml(text: str, source: str) -> object:
         raise FixtureError(f"{source}: invalid YAML: {exc}") from None
     except RecursionError:
         raise FixtureError(f"{source}: invalid YAML: nested too deeply") from None
+    except (ValueError, OverflowError) as exc:  # a timestamp like 2001-13-01 fails to construct
+        raise FixtureError(f"{source}: invalid YAML: {exc}") from None
 
 
 def parse_fixture_document(document: object, source: str) -> FixtureSet:
@@ -180,8 +183,16 @@ MAX_EXPANDED_VALUES = 1_000_000
 
 
 def check_json_value(value: object, source: str, path: str = "") -> JsonValue:
-    """Ensure a value holds only JSON types (YAML can also make dates, sets, NaN and cycles)."""
-    _JsonWalk(source).check(value, _Where(source, path))
+    """Ensure a value holds only JSON types (YAML can also make dates, sets, NaN and cycles)
+    and can be written back as JSON (no integer past 64 bits, no lone surrogate, no deeper
+    than orjson writes)."""
+    where = _Where(source, path)
+    _JsonWalk(source).check(value, where)
+    try:
+        orjson.dumps(value)
+    except orjson.JSONEncodeError as exc:
+        message = f"expected a JSON value that can be written back ({exc})"
+        raise FixtureError(where.says(message)) from None
     return value
 
 

@@ -12,6 +12,9 @@ from aiohttp.web_protocol import RequestPayloadError
 
 JSON = "application/json"
 
+MAX_WRITABLE_DEPTH = 254
+"""The deepest JSON orjson writes back (it reads 1,024)."""
+
 REQUEST_SEQ = web.RequestKey("seq", int)
 """The request's number in `/_test/requests`, set for runtime and vendor routes."""
 
@@ -109,7 +112,20 @@ async def read_json_object(request: web.Request) -> dict[str, Any]:
         raise invalid_body(f"body: not valid JSON ({exc}){hint}") from None
     if not isinstance(parsed, dict):
         raise invalid_body(f"body: expected a JSON object, got {json_type(parsed)}")
+    # orjson reads 1,024 levels but writes 254: anything kept or echoed must be writable, and
+    # fewer brackets than that cannot nest so deep, so most bodies skip the check.
+    if raw.count(b"[") + raw.count(b"{") > MAX_WRITABLE_DEPTH and not writable(parsed):
+        raise invalid_body(f"body: nested more than {MAX_WRITABLE_DEPTH} levels deep")
     return parsed
+
+
+def writable(value: object) -> bool:
+    """Whether orjson can write the value back (it reads deeper JSON than it writes)."""
+    try:
+        orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return False
+    return True
 
 
 def optional_strings(body: dict[str, Any], name: str) -> list[str] | None:

@@ -11,7 +11,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 
-from aiohttp import web
+from aiohttp import HttpVersion11, web
 from aiohttp.typedefs import Handler
 
 from stub.arming import Fired, request_fault
@@ -103,6 +103,15 @@ def unmatched(allowed: Callable[[str], Iterable[str]]) -> Handler:
         raise ApiError(404, "NOT_FOUND", f"no route {request.method} {request.path}")
 
     return route
+
+
+async def expect_continue(request: web.Request) -> None:
+    """`Expect: 100-continue` is honoured as aiohttp does; any other expectation is ignored
+    (aiohttp answers it with a text/plain 417, and a non-ASCII one with a 500)."""
+    asks = request.headers.get("Expect", "").lower() == "100-continue"
+    if asks and request.version == HttpVersion11:
+        await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        request.writer.output_size = 0  # the answer proper has not started
 
 
 class _NoAnswer(web.Response):

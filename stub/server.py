@@ -89,6 +89,20 @@ class _JsonErrorHandler(RequestHandler):
         response.force_close()
         return response
 
+    async def finish_response(
+        self, request: web.BaseRequest, resp: web.StreamResponse, start_time: float | None
+    ) -> tuple[web.StreamResponse, bool]:
+        """The router's own refusals (a CONNECT target no route can match) come as aiohttp's
+        text/plain HTTPException; answer them in JSON like everything else."""
+        if isinstance(resp, web.HTTPException) and resp.status >= 400:
+            phrase = HTTPStatus(resp.status).phrase
+            body = {"ok": False, "error": f"HTTP_{resp.status}", "message": f"request: {phrase}"}
+            answer = web.Response(status=resp.status, body=orjson.dumps(body), content_type=JSON)
+            if "Allow" in resp.headers:
+                answer.headers["Allow"] = resp.headers["Allow"]
+            resp = answer
+        return await super().finish_response(request, resp, start_time)
+
 
 def _describe(exc: BaseException | None, message: str | None, status: int) -> str:
     """aiohttp's words for what was wrong, without the request bytes it quotes after them (an

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from stub.fixtures import FixtureSet, Flag
-from stub.http import invalid_body, json_type
+from stub.http import MAX_WRITABLE_DEPTH, invalid_body, json_type, writable
 
 
 def fixtures_from_vendor_flags(body: Mapping[str, Any], current: FixtureSet) -> FixtureSet:
@@ -75,9 +75,12 @@ def _payload(raw: object, where: str) -> Any:
     if not isinstance(raw, str):
         raise invalid_body(f"{where}: expected a JSON-encoded string, got {json_type(raw)}")
     try:
-        return orjson.loads(raw)
+        payload = orjson.loads(raw)
     except orjson.JSONDecodeError:
         raise invalid_body(f"{where}: not a JSON-encoded string") from None
+    if not writable(payload):
+        raise invalid_body(f"{where}: nested more than {MAX_WRITABLE_DEPTH} levels deep")
+    return payload
 
 
 class VendorDocuments:

@@ -898,14 +898,26 @@ class TestCheckJsonValue:
             check_json_value({"a": [0, (1, 2)]}, "src", "body")
         assert str(info.value) == "src: body.a.1: expected a JSON value, got a tuple"
 
-    def test_accepts_nesting_deeper_than_the_recursion_limit(self) -> None:
+    @staticmethod
+    def nested(depth: int) -> list[object]:
         value: list[object] = []
         innermost = value
-        for _ in range(sys.getrecursionlimit() * 3):
+        for _ in range(depth - 1):
             child: list[object] = []
             innermost.append(child)
             innermost = child
+        return value
+
+    def test_accepts_nesting_as_deep_as_json_can_be_written_back(self) -> None:
+        value = self.nested(254)
         assert check_json_value(value, "src") is value
+
+    def test_refuses_deeper_nesting_without_hitting_the_recursion_limit(self) -> None:
+        with pytest.raises(FixtureError) as info:
+            check_json_value(self.nested(sys.getrecursionlimit() * 3), "src")
+        assert str(info.value) == (
+            "src: expected a JSON value that can be written back (Recursion limit reached)"
+        )
 
 
 # --------------------------------------------------------------------------------------------

@@ -247,6 +247,43 @@ class TestAbuse:
             assert stub.process.stderr is not None
             assert "Traceback" not in stub.process.stderr.read()
 
+    def test_a_path_with_a_newline_is_a_recorded_json_404(self, session_stub: SpawnedStub) -> None:
+        session_stub.post("/_test/reset")
+        status, body = raw(
+            session_stub,
+            b"POST /v1/x%0Ay HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+        )
+        assert (status.endswith(b"404 Not Found"), body["error"]) == (True, "NOT_FOUND")
+        (entry,) = session_stub.get("/_test/requests")["requests"]
+        assert (entry["path"], entry["status"]) == ("/v1/x\ny", 404)
+
+    def test_a_connect_request_gets_json(self, session_stub: SpawnedStub) -> None:
+        status, body = raw(
+            session_stub,
+            b"CONNECT example.com:443 HTTP/1.1\r\n"
+            b"Host: example.com:443\r\nConnection: close\r\n\r\n",
+        )
+        assert status.split(b" ")[1].startswith(b"4")
+        assert body["ok"] is False
+
+    @pytest.mark.parametrize("expect", ["foo", "\u00e9t\u00e9"])
+    def test_an_unknown_expectation_is_ignored_not_a_text_417_or_a_500(
+        self, session_stub: SpawnedStub, expect: str
+    ) -> None:
+        status, body = raw(
+            session_stub,
+            b"GET /health HTTP/1.1\r\nHost: x\r\nExpect: "
+            + expect.encode()
+            + b"\r\nConnection: close\r\n\r\n",
+        )
+        assert (status, body) == (b"HTTP/1.1 200 OK", {"ok": True})
+
+    async def test_expect_100_continue_is_honoured(self, client: TestClient[Any, Any]) -> None:
+        response = await client.post(
+            EVALUATE, json={"targetingKey": "u"}, headers=AUTH, expect100=True
+        )
+        assert response.status == 200
+
     def test_http_1_0_is_served(self, session_stub: SpawnedStub) -> None:
         status, body = raw(session_stub, b"GET /health HTTP/1.0\r\n\r\n")
         assert (status, body) == (b"HTTP/1.0 200 OK", {"ok": True})
