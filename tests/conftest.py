@@ -47,12 +47,14 @@ class SpawnedStub:
 
 
 @contextmanager
-def spawn_stub(*args: str) -> Iterator[SpawnedStub]:
+def spawn_stub(*args: str, read_log: bool = True) -> Iterator[SpawnedStub]:
     """`python -m stub --port 0 ARGS`, ready once its ready line is read; stopped by PID.
 
-    stderr is kept so a test can read what the stub logged once it has stopped it.
+    With `read_log`, stderr is a pipe so a test can read what the stub logged once it stopped
+    it; a long-lived stub must not (nobody reads the pipe, and a full one blocks the stub), so
+    its log goes to a private file.
     """
-    process = StubProcess.start(args, stderr=subprocess.PIPE)
+    process = StubProcess.start(args, stderr=subprocess.PIPE if read_log else None)
     try:
         yield SpawnedStub(process.process, process.url)
     finally:
@@ -63,7 +65,7 @@ def spawn_stub(*args: str) -> Iterator[SpawnedStub]:
 
 @pytest.fixture(scope="session")
 def session_stub() -> Iterator[SpawnedStub]:
-    with spawn_stub() as stub:
+    with spawn_stub(read_log=False) as stub:
         yield stub
 
 
