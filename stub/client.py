@@ -316,8 +316,8 @@ def _no_request(requests: list[RecordedRequest], route: str) -> None:
         )
 
 
-class StubClient:
-    """The control plane over blocking HTTP (standard library only)."""
+class _Control:
+    """Where the control plane is and how to call it; what both clients share."""
 
     def __init__(
         self, url: str, *, control_token: str | None = None, timeout_s: float = 10
@@ -325,6 +325,10 @@ class StubClient:
         self.url = url.rstrip("/")
         self._headers = {"Authorization": f"Bearer {control_token}"} if control_token else {}
         self._timeout_s = timeout_s
+
+
+class StubClient(_Control):
+    """The control plane over blocking HTTP (standard library only)."""
 
     def health(self) -> bool:
         return self._run(_Calls.health())
@@ -430,16 +434,10 @@ class StubClient:
                 raise _stub_error(exc.code, exc.read()) from None
 
 
-class AsyncStubClient:
+class AsyncStubClient(_Control):
     """The control plane over aiohttp, for tests whose stub runs in their own event loop."""
 
-    def __init__(
-        self, url: str, *, control_token: str | None = None, timeout_s: float = 10
-    ) -> None:
-        self.url = url.rstrip("/")
-        self._headers = {"Authorization": f"Bearer {control_token}"} if control_token else {}
-        self._timeout_s = timeout_s
-        self._session: Any = None  # made on first use: a session needs a running event loop
+    _session: Any = None  # made on first use: a session needs a running event loop
 
     async def close(self) -> None:
         if self._session is not None:

@@ -135,10 +135,7 @@ def optional_strings(body: dict[str, Any], name: str) -> list[str] | None:
         return None
     if not isinstance(value, list):
         raise invalid_body(f"{name}: expected an array of strings, got {json_type(value)}")
-    for index, item in enumerate(value):
-        if not isinstance(item, str):
-            raise invalid_body(f"{name}[{index}]: expected a string, got {json_type(item)}")
-    return value
+    return _each(value, name, str, "a string")
 
 
 def optional_object(body: dict[str, Any], name: str) -> dict[str, Any]:
@@ -156,10 +153,15 @@ def object_list(body: dict[str, Any], name: str, what: str) -> list[dict[str, An
     value = body.get(name)
     if not isinstance(value, list):
         raise invalid_body(f"{name}: expected an array of {what}, got {json_type(value)}")
-    for index, item in enumerate(value):
-        if not isinstance(item, dict):
-            raise invalid_body(f"{name}[{index}]: expected an object, got {json_type(item)}")
-    return value
+    return _each(value, name, dict, "an object")
+
+
+def _each(items: list[Any], name: str, kind: type, described: str) -> list[Any]:
+    """Every element of a list field is of `kind`; a 400 names the first one that is not."""
+    for index, item in enumerate(items):
+        if not isinstance(item, kind):
+            raise invalid_body(f"{name}[{index}]: expected {described}, got {json_type(item)}")
+    return items
 
 
 def json_type(value: object) -> str:

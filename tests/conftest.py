@@ -76,9 +76,24 @@ def live_stub(session_stub: SpawnedStub) -> SpawnedStub:
     return session_stub
 
 
-def open_fireweave(url: str, api_key: str, timeout_ms: int = 3000) -> tuple[Any, Any, Any]:
-    """The published client in remote mode: its adapter, runtime and client, initialised."""
-    adapter = FireweaveRemoteAdapter(api_url=url, api_key=api_key, request_timeout_ms=timeout_ms)
-    runtime = FireweaveRuntime(adapter)
-    runtime.initialize()
-    return adapter, runtime, FireweaveClient(runtime)
+OpenFireweave = Callable[..., tuple[Any, Any, Any]]
+
+
+@pytest.fixture
+def open_fireweave() -> Iterator[OpenFireweave]:
+    """Opens the published client in remote mode (`url, api_key, timeout_ms=3000`) as its
+    adapter, runtime and client, initialised; every one is shut down after the test."""
+    clients: list[Any] = []
+
+    def open_one(url: str, api_key: str, timeout_ms: int = 3000) -> tuple[Any, Any, Any]:
+        adapter = FireweaveRemoteAdapter(
+            api_url=url, api_key=api_key, request_timeout_ms=timeout_ms
+        )
+        runtime = FireweaveRuntime(adapter)
+        runtime.initialize()
+        clients.append(FireweaveClient(runtime))
+        return adapter, runtime, clients[-1]
+
+    yield open_one
+    for client in clients:
+        client.shutdown()

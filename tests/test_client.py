@@ -18,6 +18,7 @@ import pytest
 from conftest import SpawnedStub, spawn_stub
 from stub.client import (
     ArmedFault,
+    ArmOptions,
     AsyncStubClient,
     FaultRecord,
     Recorded,
@@ -225,6 +226,18 @@ class TestReset:
         assert decision(live_stub.url, "new-checkout")["value"] is True
 
 
+EVERY_PARAMETER: ArmOptions = {
+    "apply_to": ["evaluate", "capture"],
+    "ttl_requests": 3,
+    "delay_ms": 5,
+    "status": 503,
+    "body": {"error": "down"},
+    "retry_after": 7,
+    "probability": 0.5,
+    "seed": 42,
+}
+
+
 def _every_parameter(id_: int) -> ArmedFault:
     return ArmedFault(
         id=id_,
@@ -269,17 +282,7 @@ SEQUENCE_AS_ARMED = (
 
 class TestArm:
     def test_arm_with_every_parameter_returns_the_fault_as_armed(self, stub: StubClient) -> None:
-        armed = stub.arm(
-            "status",
-            apply_to=["evaluate", "capture"],
-            ttl_requests=3,
-            delay_ms=5,
-            status=503,
-            body={"error": "down"},
-            retry_after=7,
-            probability=0.5,
-            seed=42,
-        )
+        armed = stub.arm("status", **EVERY_PARAMETER)
         assert armed == _every_parameter(armed.id)
         assert stub.armed() == [armed]
 
@@ -412,17 +415,7 @@ class TestArm:
     async def test_async_arm_with_every_parameter_returns_the_fault_as_armed(
         self, astub: AsyncStubClient
     ) -> None:
-        armed = await astub.arm(
-            "status",
-            apply_to=["evaluate", "capture"],
-            ttl_requests=3,
-            delay_ms=5,
-            status=503,
-            body={"error": "down"},
-            retry_after=7,
-            probability=0.5,
-            seed=42,
-        )
+        armed = await astub.arm("status", **EVERY_PARAMETER)
         assert armed == _every_parameter(armed.id)
         assert await astub.armed() == [armed]
 

@@ -19,7 +19,7 @@ from fireweave import (
     RegisterTargetOptions,
 )
 
-from conftest import SpawnedStub, open_fireweave, spawn_stub
+from conftest import OpenFireweave, SpawnedStub, spawn_stub
 
 API_KEY = "fw-test-key-3b9d1c7e"
 GOOD_KEY = "good"
@@ -52,18 +52,9 @@ Connect = Callable[[str, str], Fireweave]
 
 
 @pytest.fixture
-def connect() -> Iterator[Connect]:
+def connect(open_fireweave: OpenFireweave) -> Connect:
     """Build initialised remote clients; every one is shut down after the test."""
-    opened: list[Fireweave] = []
-
-    def _connect(url: str, api_key: str) -> Fireweave:
-        fw = Fireweave(*open_fireweave(url, api_key))
-        opened.append(fw)
-        return fw
-
-    yield _connect
-    for fw in opened:
-        fw.client.shutdown()
+    return lambda url, api_key: Fireweave(*open_fireweave(url, api_key))
 
 
 @pytest.fixture

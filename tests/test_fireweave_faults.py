@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import time
 import urllib.request
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -24,7 +23,7 @@ from fireweave import (
     RegisterTargetOptions,
 )
 
-from conftest import SpawnedStub, open_fireweave
+from conftest import OpenFireweave, SpawnedStub
 
 API_KEY = "fw-test-key-faults"
 USER = EvaluationContext(targeting_key="user-1")
@@ -58,18 +57,13 @@ class Connect(Protocol):
 
 
 @pytest.fixture
-def connect(live_stub: SpawnedStub) -> Iterator[Connect]:
+def connect(live_stub: SpawnedStub, open_fireweave: OpenFireweave) -> Connect:
     """Build initialised clients of the (reset) session stub; each is shut down afterwards."""
-    opened: list[Fireweave] = []
 
     def _connect(timeout_ms: int = CLIENT_TIMEOUT_MS) -> Fireweave:
-        fw = Fireweave(*open_fireweave(live_stub.url, API_KEY, timeout_ms))
-        opened.append(fw)
-        return fw
+        return Fireweave(*open_fireweave(live_stub.url, API_KEY, timeout_ms))
 
-    yield _connect
-    for fw in opened:
-        fw.client.shutdown()
+    return _connect
 
 
 @pytest.fixture

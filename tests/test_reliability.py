@@ -180,15 +180,15 @@ class TestAbuse:
         assert (await client.get("/health")).status == 200
 
     def test_a_gzip_bomb_is_refused_without_the_memory_it_asks_for(
-        self, session_stub: SpawnedStub
+        self, live_stub: SpawnedStub
     ) -> None:
         packer = zlib.compressobj(9, zlib.DEFLATED, 31)  # 31: a gzip stream
         zeros = bytes(1 << 20)
         bomb = b"".join(packer.compress(zeros) for _ in range(1024)) + packer.flush()
         assert len(bomb) < 1_100_000  # about a megabyte that expands to a gigabyte
-        before = rss_mb(session_stub.process.pid)
+        before = rss_mb(live_stub.process.pid)
         request = urllib.request.Request(
-            session_stub.url + "/v1/capture",
+            live_stub.url + "/v1/capture",
             data=bomb,
             headers={"Content-Encoding": "gzip", "Authorization": "Bearer k"},
         )
@@ -197,29 +197,27 @@ class TestAbuse:
         assert refused.value.code == 413
         assert json.load(refused.value)["error"] == "PAYLOAD_TOO_LARGE"
         refused.value.close()
-        assert rss_mb(session_stub.process.pid) - before < 200
-        assert session_stub.get("/health") == {"ok": True}
+        assert rss_mb(live_stub.process.pid) - before < 200
+        assert live_stub.get("/health") == {"ok": True}
 
-    def test_a_64_kb_header_is_a_json_400_that_echoes_nothing(
-        self, session_stub: SpawnedStub
-    ) -> None:
+    def test_a_64_kb_header_is_a_json_400_that_echoes_nothing(self, live_stub: SpawnedStub) -> None:
         secret = b"sk_live_" + b"s" * 65_536
         status, body = raw(
-            session_stub,
+            live_stub,
             b"GET /health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + secret + b"\r\n\r\n",
         )
         assert status.endswith(b"400 Bad Request")
         assert body["message"] == "request: Got more than 8190 bytes when reading"
-        assert session_stub.get("/health") == {"ok": True}
+        assert live_stub.get("/health") == {"ok": True}
 
-    def test_10_000_query_parameters_are_a_json_400(self, session_stub: SpawnedStub) -> None:
+    def test_10_000_query_parameters_are_a_json_400(self, live_stub: SpawnedStub) -> None:
         query = b"&".join(b"p%d=%d" % (n, n) for n in range(10_000))
         status, body = raw(
-            session_stub, b"GET /flags/definitions?" + query + b" HTTP/1.1\r\nHost: x\r\n\r\n"
+            live_stub, b"GET /flags/definitions?" + query + b" HTTP/1.1\r\nHost: x\r\n\r\n"
         )
         assert status.endswith(b"400 Bad Request")
         assert body["ok"] is False
-        assert session_stub.get("/health") == {"ok": True}
+        assert live_stub.get("/health") == {"ok": True}
 
     @pytest.mark.parametrize("fault", [None, "500", "429"])
     def test_a_body_that_is_not_its_gzip_closes_the_connection_cleanly(
@@ -247,19 +245,18 @@ class TestAbuse:
             assert stub.process.stderr is not None
             assert "Traceback" not in stub.process.stderr.read()
 
-    def test_a_path_with_a_newline_is_a_recorded_json_404(self, session_stub: SpawnedStub) -> None:
-        session_stub.post("/_test/reset")
+    def test_a_path_with_a_newline_is_a_recorded_json_404(self, live_stub: SpawnedStub) -> None:
         status, body = raw(
-            session_stub,
+            live_stub,
             b"POST /v1/x%0Ay HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
         )
         assert (status.endswith(b"404 Not Found"), body["error"]) == (True, "NOT_FOUND")
-        (entry,) = session_stub.get("/_test/requests")["requests"]
+        (entry,) = live_stub.get("/_test/requests")["requests"]
         assert (entry["path"], entry["status"]) == ("/v1/x\ny", 404)
 
-    def test_a_connect_request_gets_json(self, session_stub: SpawnedStub) -> None:
+    def test_a_connect_request_gets_json(self, live_stub: SpawnedStub) -> None:
         status, body = raw(
-            session_stub,
+            live_stub,
             b"CONNECT example.com:443 HTTP/1.1\r\n"
             b"Host: example.com:443\r\nConnection: close\r\n\r\n",
         )
@@ -268,10 +265,10 @@ class TestAbuse:
 
     @pytest.mark.parametrize("expect", ["foo", "\u00e9t\u00e9"])
     def test_an_unknown_expectation_is_ignored_not_a_text_417_or_a_500(
-        self, session_stub: SpawnedStub, expect: str
+        self, live_stub: SpawnedStub, expect: str
     ) -> None:
         status, body = raw(
-            session_stub,
+            live_stub,
             b"GET /health HTTP/1.1\r\nHost: x\r\nExpect: "
             + expect.encode()
             + b"\r\nConnection: close\r\n\r\n",
@@ -284,12 +281,12 @@ class TestAbuse:
         )
         assert response.status == 200
 
-    def test_http_1_0_is_served(self, session_stub: SpawnedStub) -> None:
-        status, body = raw(session_stub, b"GET /health HTTP/1.0\r\n\r\n")
+    def test_http_1_0_is_served(self, live_stub: SpawnedStub) -> None:
+        status, body = raw(live_stub, b"GET /health HTTP/1.0\r\n\r\n")
         assert (status, body) == (b"HTTP/1.0 200 OK", {"ok": True})
 
-    def test_http_1_1_without_host_is_a_json_400(self, session_stub: SpawnedStub) -> None:
-        status, body = raw(session_stub, b"GET /health HTTP/1.1\r\nConnection: close\r\n\r\n")
+    def test_http_1_1_without_host_is_a_json_400(self, live_stub: SpawnedStub) -> None:
+        status, body = raw(live_stub, b"GET /health HTTP/1.1\r\nConnection: close\r\n\r\n")
         assert status.endswith(b"400 Bad Request")
         assert body["message"] == "request: Missing 'Host' header in request"
 
@@ -312,8 +309,8 @@ class TestAbuse:
         assert (response.status, response.headers["Allow"]) == (405, allow)
         assert (await response.json())["error"] == "METHOD_NOT_ALLOWED"
 
-    def test_a_slowloris_does_not_hold_up_other_clients(self, session_stub: SpawnedStub) -> None:
-        host, port = session_stub.url.removeprefix("http://").rsplit(":", 1)
+    def test_a_slowloris_does_not_hold_up_other_clients(self, live_stub: SpawnedStub) -> None:
+        host, port = live_stub.url.removeprefix("http://").rsplit(":", 1)
         slow = [socket.create_connection((host, int(port))) for _ in range(100)]
         stop = threading.Event()
 
@@ -330,7 +327,7 @@ class TestAbuse:
         try:
             for _ in range(20):
                 began = time.monotonic()
-                assert session_stub.get("/health") == {"ok": True}
+                assert live_stub.get("/health") == {"ok": True}
                 assert time.monotonic() - began < 0.5
         finally:
             stop.set()
@@ -369,25 +366,24 @@ class TestConcurrencyIntegrity:
         assert (statuses.count(500), statuses.count(200)) == (100, 300)
 
     async def test_1000_concurrent_delayed_requests_are_all_answered(
-        self, session_stub: SpawnedStub
+        self, live_stub: SpawnedStub
     ) -> None:
         raise_fd_limit()
-        session_stub.post("/_test/reset")
-        session_stub.post("/_test/fault", {"mode": "delay", "delayMs": 200, "applyTo": "evaluate"})
+        live_stub.post("/_test/fault", {"mode": "delay", "delayMs": 200, "applyTo": "evaluate"})
         connector = aiohttp.TCPConnector(limit=0)
         try:
             async with aiohttp.ClientSession(connector=connector) as session:
 
                 async def one() -> int:
                     async with session.post(
-                        session_stub.url + EVALUATE, json={"targetingKey": "u"}, headers=AUTH
+                        live_stub.url + EVALUATE, json={"targetingKey": "u"}, headers=AUTH
                     ) as response:
                         await response.read()
                         return response.status
 
                 statuses = await asyncio.gather(*(one() for _ in range(1000)))
         finally:
-            session_stub.post("/_test/reset")
+            live_stub.post("/_test/reset")
         assert statuses == [200] * 1000
 
 
