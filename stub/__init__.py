@@ -30,13 +30,13 @@ _HOMES = {
     "ArmOptions": "stub.client",
     "AsyncStubClient": "stub.client",
     "StubClient": "stub.client",
-    "FixtureError": "stub.fixtures",
+    "FixtureError": "stub.validation",
     "FixtureSet": "stub.fixtures",
-    "Flag": "stub.fixtures",
+    "Flag": "stub.runtime.flags",
     "load_fixture_paths": "stub.fixtures",
     "parse_fixture_document": "stub.fixtures",
     "StubConfig": "stub.config",
-    "StubProcess": "stub.process",
+    "StubProcess": "stub.testing.process",
     "create_app": "stub.app",
 }
 
@@ -44,14 +44,10 @@ if TYPE_CHECKING:
     from stub.app import create_app
     from stub.client import ArmOptions, AsyncStubClient, StubClient
     from stub.config import StubConfig
-    from stub.fixtures import (
-        FixtureError,
-        FixtureSet,
-        Flag,
-        load_fixture_paths,
-        parse_fixture_document,
-    )
-    from stub.process import StubProcess
+    from stub.fixtures import FixtureSet, load_fixture_paths, parse_fixture_document
+    from stub.runtime.flags import Flag
+    from stub.testing.process import StubProcess
+    from stub.validation import FixtureError
 
 
 def __getattr__(name: str) -> Any:

@@ -8,10 +8,12 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from stub.config import StubConfig
+from stub.control import routes as control
 from stub.fixtures import FixtureSet, default_fixture_dir, load_fixture_paths
-from stub.middleware import client_route, control_route, expect_continue, guarded, unmatched
-from stub.routes import control, runtime, vendor
+from stub.runtime import routes as runtime
+from stub.serving import client_route, control_route, expect_continue, guarded, unmatched
 from stub.state import STATE, StubState
+from stub.vendor import routes as vendor
 
 
 def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Application:

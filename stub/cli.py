@@ -21,8 +21,8 @@ from stub.config import (
     StubConfig,
     is_loopback,
 )
-from stub.fixtures import FixtureError
 from stub.server import ListenError, serve
+from stub.validation import FixtureError
 
 READY_LINE = "svc-stub listening on {url}"
 

@@ -8,12 +8,12 @@ from typing import Any
 
 from aiohttp import web
 
-from stub.arming import ArmedFaults, Fired
 from stub.config import StubConfig
-from stub.evaluation import DecisionTable
+from stub.control.recording import BoundedLog, Signal
+from stub.faults.arming import ArmedFaults, Fired
 from stub.fixtures import FixtureSet
-from stub.recording import BoundedLog, Signal
-from stub.vendor import VendorDocuments
+from stub.runtime.evaluation import DecisionTable
+from stub.vendor.documents import VendorDocuments
 
 Json = dict[str, Any]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SpawnedStub, spawn_stub
-from stub.process import READY_PREFIX
+from stub.testing.process import READY_PREFIX
 
 STUB = [sys.executable, "-m", "stub"]
 

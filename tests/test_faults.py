@@ -10,8 +10,8 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from conftest import AUTH
-from stub.arming import SELECTORS
-from stub.faults import FAULTS, FaultMode
+from stub.faults.arming import SELECTORS
+from stub.faults.modes import FAULTS, FaultMode
 from wire import raw_exchange
 
 EVALUATE = "/v1/flags/evaluate"

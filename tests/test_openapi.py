@@ -16,8 +16,8 @@ from aiohttp.test_utils import TestClient
 
 import stub
 from stub import StubConfig, create_app
-from stub.arming import SELECTORS
-from stub.faults import FaultMode
+from stub.faults.arming import SELECTORS
+from stub.faults.modes import FaultMode
 
 DOCUMENT_PATH = Path(stub.__file__).resolve().parent / "openapi.json"
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")

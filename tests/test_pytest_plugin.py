@@ -21,8 +21,8 @@ import pytest
 
 from stub.client import StubClient
 from stub.config import DEFAULT_PORT
-from stub.process import StubProcess
-from stub.pytest_plugin import TOKEN_VARIABLE, URL_VARIABLE
+from stub.testing.process import StubProcess
+from stub.testing.pytest_plugin import TOKEN_VARIABLE, URL_VARIABLE
 
 pytest_plugins = ["pytester"]
 

@@ -12,8 +12,8 @@ from aiohttp.test_utils import TestClient
 
 from conftest import AUTH, AiohttpClient
 from stub import StubConfig, create_app, load_fixture_paths
-from stub.evaluation import DecisionTable
 from stub.fixtures import default_fixture_dir
+from stub.runtime.evaluation import DecisionTable
 
 EVALUATE = "/v1/flags/evaluate"
 CAPTURE = "/v1/capture"

@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterable
 from aiohttp import HttpVersion11, web
 from aiohttp.typedefs import Handler
 
-from stub.arming import Fired, request_fault
-from stub.faults import FAULTS, Hit
-from stub.http import REQUEST_SEQ, ApiError, body_broken
+from stub.faults.arming import Fired, request_fault
+from stub.faults.modes import FAULTS, Hit
 from stub.state import StubState
+from stub.wire import REQUEST_SEQ, ApiError, body_broken
 
 log = logging.getLogger("stub")
 

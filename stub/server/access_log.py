@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp.abc import AbstractAccessLogger
 from aiohttp.web import BaseRequest, StreamResponse
 
-from stub.http import REDACTED, SECRET_QUERY_KEYS
+from stub.wire import REDACTED, SECRET_QUERY_KEYS
 
 
 class RedactingAccessLogger(AbstractAccessLogger):

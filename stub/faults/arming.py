@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 from aiohttp import web
 
-from stub.faults import DEFAULT_DELAY_MS, DEFAULT_RETRY_AFTER_S, FaultMode, FaultSpec
-from stub.http import invalid_body, json_type
+from stub.faults.modes import DEFAULT_DELAY_MS, DEFAULT_RETRY_AFTER_S, FaultMode, FaultSpec
+from stub.wire import invalid_body, json_type
 
 SELECTORS = ("evaluate", "capture", "register", "flags", "definitions", "batch")
 """Route names a fault can target; `all` stands for every one of them."""

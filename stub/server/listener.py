@@ -15,8 +15,8 @@ import orjson
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 
-from stub.access_log import RedactingAccessLogger
-from stub.http import JSON
+from stub.server.access_log import RedactingAccessLogger
+from stub.wire import JSON
 
 # In-flight requests (a 10 s delay fault, say) must not hold up a stop: tests wait on it.
 SHUTDOWN_GRACE_S = 0.5

@@ -6,7 +6,8 @@ from typing import Any
 
 from aiohttp import web
 
-from stub.http import (
+from stub.state import STATE
+from stub.wire import (
     ApiError,
     check_api_key,
     encoded_response,
@@ -20,7 +21,6 @@ from stub.http import (
     read_json_object,
     request_id,
 )
-from stub.state import STATE
 
 routes = web.RouteTableDef()
 

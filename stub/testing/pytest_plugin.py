@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from stub.client import AsyncStubClient, StubClient
-from stub.process import StubProcess
+from stub.testing.process import StubProcess
 
 URL_VARIABLE = "SVC_STUB_URL"
 TOKEN_VARIABLE = "SVC_STUB_CONTROL_TOKEN"

@@ -6,7 +6,8 @@ from typing import Any
 
 from aiohttp import web
 
-from stub.http import (
+from stub.state import STATE
+from stub.wire import (
     check_api_key,
     encoded_response,
     invalid_body,
@@ -18,7 +19,6 @@ from stub.http import (
     read_json_object,
     request_id,
 )
-from stub.state import STATE
 
 routes = web.RouteTableDef()
 

@@ -11,7 +11,8 @@ from typing import Any
 
 import orjson
 
-from stub.fixtures import Flag, JsonValue
+from stub.runtime.flags import Flag
+from stub.validation import JsonValue
 
 # Published clients read the version under the upstream name; ours is the service's own.
 VERSION_KEYS = ("svc.flagVersion", "fireweave.flagVersion")

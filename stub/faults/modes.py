@@ -20,7 +20,7 @@ import orjson
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from stub.http import JSON, ApiError, encoded_response, json_response, read_body, request_id
+from stub.wire import JSON, ApiError, encoded_response, json_response, read_body, request_id
 
 
 class FaultMode(StrEnum):

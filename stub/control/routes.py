@@ -9,8 +9,11 @@ from typing import Any
 
 from aiohttp import web
 
-from stub.fixtures import FixtureError, parse_fixture_document, parse_yaml
-from stub.http import (
+from stub.fixtures import parse_fixture_document, parse_yaml
+from stub.state import STATE, RequestRecord
+from stub.validation import FixtureError
+from stub.vendor.documents import fixtures_from_vendor_flags
+from stub.wire import (
     ApiError,
     encoded_response,
     invalid_body,
@@ -19,8 +22,6 @@ from stub.http import (
     read_json_object,
     redacted_query,
 )
-from stub.state import STATE, RequestRecord
-from stub.vendor import fixtures_from_vendor_flags
 
 routes = web.RouteTableDef()
 

@@ -1,4 +1,5 @@
-"""HTTP building blocks every route shares: JSON answers, API errors, body reading, auth."""
+"""What every route shares: JSON answers, API errors, bounded body reading, field validators, key
+presentation and redaction."""
 
 from __future__ import annotations
 

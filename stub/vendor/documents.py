@@ -10,8 +10,9 @@ from typing import Any
 
 import orjson
 
-from stub.fixtures import FixtureSet, Flag
-from stub.http import MAX_WRITABLE_DEPTH, invalid_body, json_type, writable
+from stub.fixtures import FixtureSet
+from stub.runtime.flags import Flag
+from stub.wire import MAX_WRITABLE_DEPTH, invalid_body, json_type, writable
 
 
 def fixtures_from_vendor_flags(body: Mapping[str, Any], current: FixtureSet) -> FixtureSet:

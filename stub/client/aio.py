@@ -1,0 +1,142 @@
+"""`AsyncStubClient`: the control plane over aiohttp, which is imported on the first call."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, TypeVar, Unpack
+
+from stub.client.calls import (
+    Call,
+    Calls,
+    Control,
+    check_count,
+    find_exposure,
+    no_request,
+    stub_error,
+    wait_of,
+)
+from stub.client.models import (
+    DEFAULT_WAIT_S,
+    ArmedFault,
+    ArmOptions,
+    Json,
+    Recorded,
+    RecordedRequest,
+    StubError,
+)
+
+T = TypeVar("T")
+
+
+class AsyncStubClient(Control):
+    """The control plane over aiohttp, for tests whose stub runs in their own event loop."""
+
+    _session: Any = None  # made on first use: a session needs a running event loop
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def health(self) -> bool:
+        return await self._run(Calls.health())
+
+    async def reset(self) -> None:
+        await self._run(Calls.reset())
+
+    async def arm(self, mode: str | None = None, **options: Unpack[ArmOptions]) -> ArmedFault:
+        """Arm a fault (or a `sequence` of them); `apply_to` defaults to every route."""
+        return await self._run(Calls.arm(mode, options))
+
+    @asynccontextmanager
+    async def fault(
+        self, mode: str | None = None, **arming: Unpack[ArmOptions]
+    ) -> AsyncIterator[ArmedFault]:
+        armed = await self.arm(mode, **arming)
+        try:
+            yield armed
+        finally:
+            try:
+                await self.disarm(armed.id)
+            except StubError as exc:
+                if exc.status != 404:
+                    raise
+
+    async def armed(self) -> list[ArmedFault]:
+        return await self._run(Calls.armed())
+
+    async def disarm(self, fault_id: int) -> None:
+        await self._run(Calls.disarm(fault_id))
+
+    async def clear_faults(self) -> None:
+        await self._run(Calls.clear_faults())
+
+    async def recorded(self) -> Recorded:
+        return await self._run(Calls.recorded())
+
+    async def events(self) -> list[Json]:
+        return (await self.recorded()).events
+
+    async def svc_events(self) -> list[Json]:
+        return (await self.recorded()).svc_events
+
+    async def targets(self) -> list[Json]:
+        return (await self.recorded()).targets
+
+    async def requests(self, route: str | None = None) -> list[RecordedRequest]:
+        return await self._run(Calls.requests(route))
+
+    async def set_fixtures(
+        self, document: Mapping[str, Any] | str | Path, *, merge: bool = False
+    ) -> list[str]:
+        return await self._run(Calls.set_fixtures(document, merge))
+
+    async def set_vendor_flags(self, body: Mapping[str, Any]) -> list[str]:
+        return await self._run(Calls.set_vendor_flags(body))
+
+    async def wait_for_svc_events(self, n: int, timeout: float = DEFAULT_WAIT_S) -> list[Json]:
+        got = (await self._run(Calls.recorded({"minSvcEvents": n}, timeout))).svc_events
+        return check_count("svcEvents", got, n, timeout)
+
+    async def wait_for_events(self, n: int, timeout: float = DEFAULT_WAIT_S) -> list[Json]:
+        got = (await self._run(Calls.recorded({"minEvents": n}, timeout))).events
+        return check_count("events", got, n, timeout)
+
+    async def wait_for_targets(self, n: int, timeout: float = DEFAULT_WAIT_S) -> list[Json]:
+        got = (await self._run(Calls.recorded({"minTargets": n}, timeout))).targets
+        return check_count("targets", got, n, timeout)
+
+    async def wait_for_requests(
+        self, n: int, route: str | None = None, timeout: float = DEFAULT_WAIT_S
+    ) -> list[RecordedRequest]:
+        got = await self._run(Calls.requests(route, n, timeout))
+        return check_count(f"requests to {route or 'any route'}", got, n, timeout)
+
+    async def assert_exposure(
+        self, flag_key: str, targeting_key: str, variant: str | None = None
+    ) -> None:
+        find_exposure(await self.recorded(), flag_key, targeting_key, variant)
+
+    async def assert_no_request(self, route: str) -> None:
+        no_request(await self.requests(route), route)
+
+    async def _run(self, call: Call[T]) -> T:
+        import aiohttp  # here, not at the top: the pytest plugin imports this module at start-up
+
+        if self._session is None:
+            self._session = aiohttp.ClientSession(headers=self._headers)
+        timeout = aiohttp.ClientTimeout(total=self._timeout_s + wait_of(call))
+        async with self._session.request(
+            call.method,
+            call.url(self.url),
+            data=call.body,
+            headers={"Content-Type": call.content_type},
+            timeout=timeout,
+        ) as answer:
+            raw = await answer.read()
+            if answer.status >= 400:
+                raise stub_error(answer.status, raw)
+            return call.read(json.loads(raw))

@@ -1,0 +1,254 @@
+"""Each control-plane operation described once, as a `Call` (what to send, how to read the
+answer), with no I/O; the blocking and asyncio clients only carry the calls over HTTP."""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from stub.client.models import (
+    MAX_WAIT_S,
+    ArmedFault,
+    FaultRecord,
+    Json,
+    Recorded,
+    RecordedRequest,
+    StubError,
+    WaitTimeout,
+)
+
+T = TypeVar("T")
+
+_YAML = "application/yaml"
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Generic[T]):
+    """One control-plane request and how to read its answer."""
+
+    method: str
+    path: str
+    read: Callable[[Any], T]
+    query: Mapping[str, str] = field(default_factory=dict)
+    body: bytes | None = None
+    content_type: str = "application/json"
+
+    def url(self, base: str) -> str:
+        query = f"?{urllib.parse.urlencode(self.query)}" if self.query else ""
+        return f"{base}{self.path}{query}"
+
+
+def _json_call(
+    method: str,
+    path: str,
+    read: Callable[[Any], T],
+    body: object = None,
+    query: Mapping[str, str] | None = None,
+) -> Call[T]:
+    encoded = None if body is None else json.dumps(body).encode()
+    return Call(method, path, read, dict(query or {}), encoded)
+
+
+def _ok(_: Any) -> None:
+    return None
+
+
+def _armed(body: Json) -> ArmedFault:
+    sequence = body.get("sequence")
+    return ArmedFault(
+        id=body["id"],
+        apply_to=tuple(body["applyTo"]),
+        mode=body.get("mode"),
+        sequence=tuple(sequence) if sequence is not None else None,
+        ttl_requests=body["ttlRequests"],
+        probability=body["probability"],
+        seed=body["seed"],
+        fired=body["fired"],
+        delay_ms=body.get("delayMs"),
+        status=body.get("status"),
+        body=body.get("body"),
+        retry_after=body.get("retryAfter"),
+    )
+
+
+def _recorded(body: Json) -> Recorded:
+    return Recorded(body["events"], body["svcEvents"], body["targets"], body["dropped"])
+
+
+def _requests(body: Json) -> list[RecordedRequest]:
+    return [
+        RecordedRequest(
+            seq=e["seq"],
+            method=e["method"],
+            path=e["path"],
+            query=e["query"],
+            route=e["route"],
+            status=e["status"],
+            fault=_fault_record(e["fault"]),
+            duration_ms=e["durationMs"],
+        )
+        for e in body["requests"]
+    ]
+
+
+def _fault_record(raw: Json | None) -> FaultRecord | None:
+    if raw is None:
+        return None
+    return FaultRecord(raw["mode"], raw["source"], raw.get("armedId"), raw.get("step"))
+
+
+_WIRE_NAMES = {
+    "apply_to": "applyTo",
+    "ttl_requests": "ttlRequests",
+    "sequence": "sequence",
+    "delay_ms": "delayMs",
+    "status": "status",
+    "body": "body",
+    "retry_after": "retryAfter",
+    "probability": "probability",
+    "seed": "seed",
+}
+
+
+def _arming(mode: str | None, options: Mapping[str, Any]) -> Json:
+    if mode == "none" and options.get("sequence") is None:
+        raise ValueError("arm('none') would clear every fault: call clear_faults() for that")
+    unknown = sorted(set(options) - set(_WIRE_NAMES))
+    if unknown:
+        raise TypeError(f"arm() got an unexpected keyword argument {unknown[0]!r}")
+    document: Json = {} if mode is None else {"mode": mode}
+    for name, value in options.items():
+        if value is not None:
+            is_list = name == "sequence" or (name == "apply_to" and not isinstance(value, str))
+            document[_WIRE_NAMES[name]] = list(value) if is_list else value
+    return document
+
+
+def _fixtures_call(document: Mapping[str, Any] | str | Path, merge: bool) -> Call[list[str]]:
+    """A mapping travels as JSON; a path is read here (the stub never opens a path it is sent)
+    and, like YAML text, travels as YAML."""
+    query = {"merge": "true"} if merge else {}
+    if isinstance(document, Mapping):
+        return _json_call("POST", "/_test/fixtures", _flag_keys, dict(document), query)
+    text = document.read_text(encoding="utf-8") if isinstance(document, Path) else document
+    return Call("POST", "/_test/fixtures", _flag_keys, query, text.encode(), _YAML)
+
+
+def _flag_keys(body: Json) -> list[str]:
+    return list(body["flags"])
+
+
+class Calls:
+    """Every operation of the control plane, described without doing any I/O."""
+
+    @staticmethod
+    def health() -> Call[bool]:
+        return _json_call("GET", "/health", lambda body: body.get("ok") is True)
+
+    @staticmethod
+    def reset() -> Call[None]:
+        return _json_call("POST", "/_test/reset", _ok, {})
+
+    @staticmethod
+    def arm(mode: str | None, options: Mapping[str, Any]) -> Call[ArmedFault]:
+        return _json_call(
+            "POST", "/_test/fault", lambda b: _armed(b["fault"]), _arming(mode, options)
+        )
+
+    @staticmethod
+    def armed() -> Call[list[ArmedFault]]:
+        return _json_call("GET", "/_test/fault", lambda b: [_armed(f) for f in b["armed"]])
+
+    @staticmethod
+    def clear_faults() -> Call[None]:
+        return _json_call("DELETE", "/_test/fault", _ok)
+
+    @staticmethod
+    def disarm(fault_id: int) -> Call[None]:
+        return _json_call("DELETE", f"/_test/fault/{fault_id}", _ok)
+
+    @staticmethod
+    def recorded(minimums: Mapping[str, int] | None = None, wait_s: float = 0) -> Call[Recorded]:
+        query = {name: str(n) for name, n in (minimums or {}).items()}
+        if wait_s:
+            query["waitMs"] = _wait_ms(wait_s)
+        return _json_call("GET", "/_test/events", _recorded, query=query)
+
+    @staticmethod
+    def requests(
+        route: str | None, minimum: int = 0, wait_s: float = 0
+    ) -> Call[list[RecordedRequest]]:
+        query = {"route": route} if route is not None else {}
+        if minimum:
+            query.update(min=str(minimum), waitMs=_wait_ms(wait_s))
+        return _json_call("GET", "/_test/requests", _requests, query=query)
+
+    @staticmethod
+    def set_fixtures(document: Mapping[str, Any] | str | Path, merge: bool) -> Call[list[str]]:
+        return _fixtures_call(document, merge)
+
+    @staticmethod
+    def set_vendor_flags(body: Mapping[str, Any]) -> Call[list[str]]:
+        return _json_call("POST", "/_test/flags", _flag_keys, dict(body))
+
+
+def _wait_ms(wait_s: float) -> str:
+    if not 0 <= wait_s <= MAX_WAIT_S:
+        raise ValueError(f"timeout: expected 0 to {MAX_WAIT_S:g} seconds, got {wait_s:g}")
+    return str(int(wait_s * 1000))
+
+
+def check_count(what: str, got: list[Any], wanted: int, timeout_s: float) -> list[Any]:
+    if len(got) < wanted:
+        shown = json.dumps(got, indent=2, default=str)
+        raise WaitTimeout(f"waited {timeout_s:g}s for {wanted} {what}, got {len(got)}:\n{shown}")
+    return got
+
+
+def find_exposure(
+    recorded: Recorded, flag_key: str, targeting_key: str, variant: str | None
+) -> None:
+    for event in recorded.exposures:
+        same = event.get("flagKey") == flag_key and event.get("targetingKey") == targeting_key
+        if same and (variant is None or event.get("variant") == variant):
+            return
+    wanted = f"flagKey={flag_key!r}, targetingKey={targeting_key!r}"
+    if variant is not None:
+        wanted += f", variant={variant!r}"
+    shown = json.dumps(recorded.exposures, indent=2) if recorded.exposures else "(none)"
+    raise AssertionError(f"no exposure with {wanted}; exposures recorded:\n{shown}")
+
+
+def no_request(requests: list[RecordedRequest], route: str) -> None:
+    if requests:
+        lines = "\n".join(f"  #{r.seq} {r.method} {r.path} -> {r.status}" for r in requests)
+        raise AssertionError(
+            f"expected no request to route {route!r}, got {len(requests)}:\n{lines}"
+        )
+
+
+class Control:
+    """Where the control plane is and how to call it; what both clients share."""
+
+    def __init__(
+        self, url: str, *, control_token: str | None = None, timeout_s: float = 10
+    ) -> None:
+        self.url = url.rstrip("/")
+        self._headers = {"Authorization": f"Bearer {control_token}"} if control_token else {}
+        self._timeout_s = timeout_s
+
+
+def wait_of(call: Call[Any]) -> float:
+    return int(call.query.get("waitMs", "0")) / 1000
+
+
+def stub_error(status: int, raw: bytes) -> StubError:
+    try:
+        body = json.loads(raw)
+        return StubError(status, body.get("error", "ERROR"), body.get("message", ""))
+    except (ValueError, AttributeError):
+        return StubError(status, "ERROR", raw.decode(errors="replace")[:200])

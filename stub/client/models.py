@@ -1,0 +1,99 @@
+"""What the control plane answers, as typed values, and the errors a call raises."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
+
+Json = dict[str, Any]
+
+DEFAULT_WAIT_S = 5.0
+
+
+class StubError(Exception):
+    """The stub refused a control call; `code` and `message` are its words."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+class WaitTimeout(AssertionError):
+    """A wait ran out; the message shows what was recorded instead."""
+
+
+@dataclass(frozen=True, slots=True)
+class FaultRecord:
+    """The fault that fired on a request, and where it came from."""
+
+    mode: str
+    source: str
+    armed_id: int | None = None
+    step: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRequest:
+    seq: int
+    method: str
+    path: str
+    query: Mapping[str, str | list[str]]
+    route: str | None
+    status: int | None
+    fault: FaultRecord | None
+    duration_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class ArmedFault:
+    id: int
+    apply_to: tuple[str, ...]
+    mode: str | None
+    """None for a sequence."""
+    sequence: tuple[Json, ...] | None
+    ttl_requests: int | None
+    """What remains; None: until cleared."""
+    probability: float | None
+    seed: int | None
+    fired: int
+    delay_ms: int | None = None
+    status: int | None = None
+    body: Any = None
+    retry_after: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """Everything clients sent, in arrival order."""
+
+    events: list[Json]
+    """Vendor `/batch` items."""
+    svc_events: list[Json]
+    """Runtime `/v1/capture` events."""
+    targets: list[Json]
+    dropped: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def exposures(self) -> list[Json]:
+        return [e for e in self.svc_events if e.get("type") == "exposure"]
+
+
+MAX_WAIT_S = 60.0
+"""The stub holds a long-poll open for at most a minute."""
+
+
+class ArmOptions(TypedDict, total=False):
+    """Everything `arm` takes besides the mode; see the README's fault reference."""
+
+    apply_to: str | Sequence[str]
+    ttl_requests: int
+    sequence: Sequence[str | Json]
+    delay_ms: int
+    status: int
+    body: Any
+    retry_after: int
+    probability: float
+    seed: int

@@ -1,0 +1,138 @@
+"""`StubClient`: the control plane over blocking HTTP (standard library only)."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar, Unpack
+
+from stub.client.calls import (
+    Call,
+    Calls,
+    Control,
+    check_count,
+    find_exposure,
+    no_request,
+    stub_error,
+    wait_of,
+)
+from stub.client.models import (
+    DEFAULT_WAIT_S,
+    ArmedFault,
+    ArmOptions,
+    Json,
+    Recorded,
+    RecordedRequest,
+    StubError,
+)
+
+T = TypeVar("T")
+
+
+class StubClient(Control):
+    """The control plane over blocking HTTP (standard library only)."""
+
+    def health(self) -> bool:
+        return self._run(Calls.health())
+
+    def reset(self) -> None:
+        self._run(Calls.reset())
+
+    def arm(self, mode: str | None = None, **options: Unpack[ArmOptions]) -> ArmedFault:
+        """Arm a fault (or a `sequence` of them); `apply_to` defaults to every route."""
+        return self._run(Calls.arm(mode, options))
+
+    @contextmanager
+    def fault(self, mode: str | None = None, **arming: Unpack[ArmOptions]) -> Iterator[ArmedFault]:
+        """Arm a fault for the block, then disarm just that one (if it has not run out)."""
+        armed = self.arm(mode, **arming)
+        try:
+            yield armed
+        finally:
+            self._disarm_quietly(armed.id)
+
+    def armed(self) -> list[ArmedFault]:
+        return self._run(Calls.armed())
+
+    def disarm(self, fault_id: int) -> None:
+        self._run(Calls.disarm(fault_id))
+
+    def clear_faults(self) -> None:
+        self._run(Calls.clear_faults())
+
+    def recorded(self) -> Recorded:
+        return self._run(Calls.recorded())
+
+    def events(self) -> list[Json]:
+        return self.recorded().events
+
+    def svc_events(self) -> list[Json]:
+        return self.recorded().svc_events
+
+    def targets(self) -> list[Json]:
+        return self.recorded().targets
+
+    def requests(self, route: str | None = None) -> list[RecordedRequest]:
+        return self._run(Calls.requests(route))
+
+    def set_fixtures(
+        self, document: Mapping[str, Any] | str | Path, *, merge: bool = False
+    ) -> list[str]:
+        """Serve these fixtures (a mapping, YAML text or a file path) until reset."""
+        return self._run(Calls.set_fixtures(document, merge))
+
+    def set_vendor_flags(self, body: Mapping[str, Any]) -> list[str]:
+        return self._run(Calls.set_vendor_flags(body))
+
+    def wait_for_events(self, n: int, timeout: float = DEFAULT_WAIT_S) -> list[Json]:
+        """Vendor batch items, once at least `n` arrived (SDKs flush in the background)."""
+        got = self._run(Calls.recorded({"minEvents": n}, timeout)).events
+        return check_count("events", got, n, timeout)
+
+    def wait_for_svc_events(self, n: int, timeout: float = DEFAULT_WAIT_S) -> list[Json]:
+        got = self._run(Calls.recorded({"minSvcEvents": n}, timeout)).svc_events
+        return check_count("svcEvents", got, n, timeout)
+
+    def wait_for_targets(self, n: int, timeout: float = DEFAULT_WAIT_S) -> list[Json]:
+        got = self._run(Calls.recorded({"minTargets": n}, timeout)).targets
+        return check_count("targets", got, n, timeout)
+
+    def wait_for_requests(
+        self, n: int, route: str | None = None, timeout: float = DEFAULT_WAIT_S
+    ) -> list[RecordedRequest]:
+        got = self._run(Calls.requests(route, n, timeout))
+        return check_count(f"requests to {route or 'any route'}", got, n, timeout)
+
+    def assert_exposure(
+        self, flag_key: str, targeting_key: str, variant: str | None = None
+    ) -> None:
+        """An exposure for this flag and targeting key was captured (and, if given, variant)."""
+        find_exposure(self.recorded(), flag_key, targeting_key, variant)
+
+    def assert_no_request(self, route: str) -> None:
+        no_request(self.requests(route), route)
+
+    def _disarm_quietly(self, fault_id: int) -> None:
+        try:
+            self.disarm(fault_id)
+        except StubError as exc:
+            if exc.status != 404:  # 404: it ran out by itself
+                raise
+
+    def _run(self, call: Call[T]) -> T:
+        request = urllib.request.Request(
+            call.url(self.url),
+            data=call.body,
+            method=call.method,
+            headers={**self._headers, "Content-Type": call.content_type},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self._timeout_s + wait_of(call)) as answer:
+                return call.read(json.load(answer))
+        except urllib.error.HTTPError as exc:
+            with exc:
+                raise stub_error(exc.code, exc.read()) from None

@@ -1,0 +1,1 @@
+"""Breaking things on purpose: the fault vocabulary (modes) and when a fault fires (arming)."""

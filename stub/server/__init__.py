@@ -1,0 +1,5 @@
+"""The app on a socket: listening, signals, the ready line's port, the access log."""
+
+from stub.server.listener import ListenError, serve
+
+__all__ = ["ListenError", "serve"]

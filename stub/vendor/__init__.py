@@ -1,0 +1,1 @@
+"""The legacy PostHog routes: /flags, the definitions poll, /batch."""
