@@ -1,8 +1,9 @@
-"""create_app(config): the one place where fixtures, state, routes and their wrappers are wired."""
+"""create_app(config): the one place where fixtures, state, planes and their wrappers are wired."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+import re
+from dataclasses import dataclass, field
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
@@ -10,10 +11,27 @@ from aiohttp.typedefs import Handler
 from stub.config import StubConfig
 from stub.control import routes as control
 from stub.fixtures import FixtureSet, default_fixture_dir, load_fixture_paths
+from stub.management import routes as management
 from stub.runtime import routes as runtime
 from stub.serving import client_route, control_route, expect_continue, guarded, unmatched
 from stub.state import STATE, StubState
 from stub.vendor import routes as vendor
+from stub.wire import ErrorBody, runtime_error_body
+
+
+@dataclass(frozen=True, slots=True)
+class _Plane:
+    """A plane's routes and the envelope its errors (and faults) answer in."""
+
+    routes: web.RouteTableDef
+    error_body: ErrorBody = runtime_error_body
+
+
+CLIENT_PLANES = (
+    _Plane(runtime.routes),
+    _Plane(vendor.routes),
+    _Plane(management.routes, management.error_body),
+)
 
 
 def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Application:
@@ -23,19 +41,26 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
     state = StubState(config, fixtures)
     app = web.Application(client_max_size=config.max_body_bytes)
     app[STATE] = state
-    methods: dict[str, set[str]] = defaultdict(set)
-    for table in (runtime.routes, vendor.routes):
-        for route in _defs(table):
+    paths = _Paths()
+    for plane in CLIENT_PLANES:
+        for route in _defs(plane.routes):
+            name = route.kwargs["name"]
+            wrapped = client_route(
+                state,
+                route.handler,
+                name=name,
+                selector=selector_of(name),
+                error_body=plane.error_body,
+            )
             # clients also use a trailing slash: served in place, never redirected
             for path in (route.path, route.path + "/"):
-                wrapped = client_route(state, route.kwargs["name"], route.handler)
-                _add(app, methods, route.method, path, wrapped)
+                _add(app, paths, route.method, path, wrapped, plane.error_body)
     for route in _defs(control.routes):
         wrapped = control_route(route.handler)
         if config.control_token is not None and route.path.startswith("/_test/"):
             wrapped = control_route(guarded(config.control_token, route.handler))
-        _add(app, methods, route.method, route.path, wrapped)
-    _add_fallback(app, state, methods, config.control_token)
+        _add(app, paths, route.method, route.path, wrapped, runtime_error_body)
+    _add_fallback(app, state, paths, config.control_token)
     return app
 
 
@@ -43,35 +68,72 @@ def load_fixtures(config: StubConfig) -> FixtureSet:
     return load_fixture_paths(config.fixture_paths or (default_fixture_dir(),))
 
 
+def selector_of(route_name: str) -> str:
+    """`projects.create` is armed as `projects`; `evaluate` as itself."""
+    return route_name.partition(".")[0]
+
+
 def _defs(table: web.RouteTableDef) -> list[web.RouteDef]:
     return [route for route in table if isinstance(route, web.RouteDef)]
 
 
 def _add(
-    app: web.Application, methods: dict[str, set[str]], method: str, path: str, handler: Handler
+    app: web.Application,
+    paths: _Paths,
+    method: str,
+    path: str,
+    handler: Handler,
+    error_body: ErrorBody,
 ) -> None:
     app.router.add_route(method, path, handler, expect_handler=expect_continue)
-    methods[_template(path)].add(method)
+    paths.add(method, path, error_body)
 
 
-def _template(path: str) -> str:
-    """`/_test/fault/{id}` and `/_test/fault/7` share their allowed methods."""
-    return path.rsplit("/", 1)[0] + "/{id}" if path.startswith("/_test/fault/") else path
+@dataclass(slots=True)
+class _Paths:
+    """Every served path template: the methods it takes and whose envelope it answers in, so
+    a path no route claims gets a 405 or 404 in the right plane's words."""
+
+    _templates: dict[str, tuple[re.Pattern[str], set[str], ErrorBody]] = field(default_factory=dict)
+    _prefixes: dict[str, ErrorBody] = field(default_factory=dict)
+
+    def add(self, method: str, path: str, error_body: ErrorBody) -> None:
+        if path not in self._templates:
+            pattern = re.compile(re.sub(r"\\\{\w+\\\}", "[^/]+", re.escape(path)))
+            self._templates[path] = (pattern, set(), error_body)
+        self._templates[path][1].add(method)
+        self._prefixes.setdefault(_prefix(path), error_body)
+
+    def allowed(self, path: str) -> list[str]:
+        for pattern, methods, _ in self._templates.values():
+            if pattern.fullmatch(path):
+                return sorted(methods)
+        return []
+
+    def error_body(self, path: str) -> ErrorBody:
+        """The envelope of the plane a path belongs to, by its first segments."""
+        return self._prefixes.get(_prefix(path), runtime_error_body)
 
 
-def _add_fallback(
-    app: web.Application, state: StubState, methods: dict[str, set[str]], token: str | None
-) -> None:
-    """Unknown paths are recorded (a misspelt route shows up in /_test/requests); unknown
-    control paths are not, and stay behind the control token."""
-    not_claimed = unmatched(lambda path: methods.get(_template(path), ()))
-    recorded = client_route(state, None, not_claimed)
+def _prefix(path: str) -> str:
+    """`/v1/projects/p1/environments` -> `/v1/projects`: the part that names a plane's area."""
+    return "/".join(path.split("/")[:3])
+
+
+def _add_fallback(app: web.Application, state: StubState, paths: _Paths, token: str | None) -> None:
+    """Unknown paths are recorded (a misspelt route shows up in /_test/requests) and answered in
+    their plane's envelope; unknown control paths are not recorded, and stay behind the token."""
+    not_claimed = unmatched(paths.allowed)
+    recorded = {
+        body: client_route(state, not_claimed, name=None, error_body=body)
+        for body in {plane.error_body for plane in CLIENT_PLANES}
+    }
     control_side = control_route(guarded(token, not_claimed) if token else not_claimed)
 
     async def fallback(request: web.Request) -> web.StreamResponse:
-        is_control = request.path.startswith("/_test/") or request.path == "/health"
-        side = control_side if is_control else recorded
-        return await side(request)
+        if request.path.startswith("/_test/") or request.path == "/health":
+            return await control_side(request)
+        return await recorded[paths.error_body(request.path)](request)
 
     # [\s\S], not `.`: a path may hold a newline (%0A) and must still get a JSON answer
     app.router.add_route("*", r"/{path:[\s\S]*}", fallback, expect_handler=expect_continue)

@@ -10,6 +10,7 @@ from types import MappingProxyType
 
 import yaml
 
+from stub.management.seed import DEFAULT_SEED, ManagementSeed, parse_management
 from stub.runtime.flags import _EMPTY, Flag, parse_flag
 from stub.validation import (
     FixtureError,
@@ -36,20 +37,34 @@ __all__ = [
 ]
 
 FIXTURE_SUFFIXES = (".yaml", ".yml", ".json")
-_TOP_LEVEL_KEYS = ("flags", "vendor")
+_TOP_LEVEL_KEYS = ("flags", "vendor", "management")
 _VENDOR_KEYS = ("flags", "definitions")
 
 
 @dataclass(frozen=True, slots=True)
 class FixtureSet:
-    """Everything a fixture document can say: the flags and optional verbatim vendor bodies."""
+    """Everything a fixture document can say: the flags, optional verbatim vendor bodies and
+    the management plane's seed (None: the document has no `management:` section)."""
 
     flags: Mapping[str, Flag] = field(default_factory=lambda: _EMPTY)
     vendor_flags: Mapping[str, JsonValue] | None = None
     vendor_definitions: Mapping[str, JsonValue] | None = None
+    management: ManagementSeed | None = None
+
+    @property
+    def management_seed(self) -> ManagementSeed:
+        """What the management plane starts from: the default organisation without a section."""
+        return self.management if self.management is not None else DEFAULT_SEED
 
     def overlaid_with(self, later: FixtureSet) -> FixtureSet:
-        """The later set wins per flag key and per vendor body."""
+        """The later set wins per flag key, per vendor body and per organisation."""
+        management = self.management
+        if later.management is not None:
+            management = (
+                later.management
+                if management is None
+                else management.overlaid_with(later.management)
+            )
         return FixtureSet(
             flags=MappingProxyType({**self.flags, **later.flags}),
             vendor_flags=later.vendor_flags
@@ -60,6 +75,7 @@ class FixtureSet:
                 if later.vendor_definitions is not None
                 else self.vendor_definitions
             ),
+            management=management,
         )
 
 
@@ -122,6 +138,11 @@ def parse_fixture_document(document: object, source: str) -> FixtureSet:
         vendor_flags=optional_json_object(vendor.get("flags"), where / "vendor" / "flags"),
         vendor_definitions=optional_json_object(
             vendor.get("definitions"), where / "vendor" / "definitions"
+        ),
+        management=(
+            parse_management(top["management"], where / "management")
+            if "management" in top
+            else None
         ),
     )
 

@@ -17,16 +17,26 @@ from aiohttp.typedefs import Handler
 from stub.faults.arming import Fired, request_fault
 from stub.faults.modes import FAULTS, Hit
 from stub.state import StubState
-from stub.wire import REQUEST_SEQ, ApiError, body_broken
+from stub.wire import REQUEST_SEQ, ApiError, ErrorBody, body_broken, runtime_error_body
 
 log = logging.getLogger("stub")
 
 INTERNAL = ApiError(500, "INTERNAL", "unexpected error in the stub (see its log)")
 
 
-def client_route(state: StubState, name: str | None, handler: Handler) -> Handler:
-    """A runtime or vendor route (`name` is its fault selector), or an unknown path (None):
-    faults fire first, errors become JSON, and the request is recorded once."""
+def client_route(
+    state: StubState,
+    handler: Handler,
+    *,
+    name: str | None,
+    selector: str | None = None,
+    error_body: ErrorBody = runtime_error_body,
+) -> Handler:
+    """A client route of any plane, or an unknown path (`name` None): faults fire first, errors
+    become JSON in the plane's envelope, and the request is recorded once, under `name`.
+    `selector` is what arming calls the route (`projects` for `projects.create`); by default
+    the name itself."""
+    selector = selector or name
 
     async def route(request: web.Request) -> web.StreamResponse:
         seq = request[REQUEST_SEQ] = state.next_seq()
@@ -35,22 +45,25 @@ def client_route(state: StubState, name: str | None, handler: Handler) -> Handle
         fired: Fired | None = None
         status: int | None = None
         try:
-            fired = _fault_for(request, state, name)
-            if fired is None or fired.spec is None or name is None:
+            fired = _fault_for(request, state, selector)
+            if fired is None or fired.spec is None or selector is None:
                 response = await handler(request)
             else:
-                response = await _fault(request, state, name, handler, fired)
+                hit = Hit(
+                    request, selector, handler, error_body, tuple(state.served.fixtures.flags)
+                )
+                response = await _fault(hit, fired)
             status = None if isinstance(response, _NoAnswer) else response.status
             if body_broken(request):  # a fault answered before noticing: the stream is lost
                 response.force_close()
             return response
         except ApiError as error:
             status = error.status
-            return error.to_response()
+            return error.to_response(error_body)
         except Exception:
             status = INTERNAL.status
             log.exception("unexpected error on %s %s", request.method, request.path)
-            return INTERNAL.to_response()
+            return INTERNAL.to_response(error_body)
         finally:  # also when the client went away mid-request; never into the next test's log
             if state.generation == generation:
                 duration_s = time.perf_counter() - started
@@ -118,21 +131,18 @@ class _NoAnswer(web.Response):
     """What a handler returns when a fault already dealt with the connection."""
 
 
-def _fault_for(request: web.Request, state: StubState, name: str | None) -> Fired | None:
+def _fault_for(request: web.Request, state: StubState, selector: str | None) -> Fired | None:
     """Header > query > armed; unknown paths are never faulted."""
-    if name is None:
+    if selector is None:
         return None
     fired = request_fault(request)
     if fired is None and state.faults:
-        fired = state.faults.take(name)
+        fired = state.faults.take(selector)
     return fired
 
 
-async def _fault(
-    request: web.Request, state: StubState, name: str, handler: Handler, fired: Fired
-) -> web.StreamResponse:
+async def _fault(hit: Hit, fired: Fired) -> web.StreamResponse:
     assert fired.spec is not None
-    hit = Hit(request, name, handler, tuple(state.served.fixtures.flags))
     response = await FAULTS[fired.spec.mode](hit, fired.spec)
     # None: the connection is gone; aiohttp's attempt to send this fails quietly
     return _NoAnswer() if response is None else response

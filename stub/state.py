@@ -1,4 +1,5 @@
-"""Everything a running stub remembers: served fixtures, armed faults and what clients sent."""
+"""Everything a running stub remembers: each plane's state (served fixtures, the management
+store), armed faults and what clients sent; `reset()` returns it to its start-up state."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from stub.config import StubConfig
 from stub.control.recording import BoundedLog, Signal
 from stub.faults.arming import ArmedFaults, Fired
 from stub.fixtures import FixtureSet
+from stub.management.store import ManagementStore
 from stub.runtime.evaluation import DecisionTable
 from stub.vendor.documents import VendorDocuments
 
@@ -53,6 +55,7 @@ class StubState:
         self.targets: BoundedLog[Json] = BoundedLog(limit, fire)
         self.requests: BoundedLog[RequestRecord] = BoundedLog(limit, fire)
         self.faults = ArmedFaults()
+        self.management = ManagementStore(fixtures.management_seed)
         # Never reset: a seq stays unique for the life of the process, across tests.
         self._seq = itertools.count(1)
         self.generation = 0
@@ -61,12 +64,21 @@ class StubState:
     def next_seq(self) -> int:
         return next(self._seq)
 
-    def serve(self, fixtures: FixtureSet) -> None:
-        self.served = Served.of(fixtures)
+    def serve(self, fixtures: FixtureSet, *, merge: bool = False) -> None:
+        """Serve these fixtures, or with `merge` overlay them (later wins per flag key and per
+        organisation). A management section also re-seeds that plane; without one, the plane
+        keeps its state."""
+        self.served = Served.of(self.served.fixtures.overlaid_with(fixtures) if merge else fixtures)
+        if fixtures.management is not None:
+            current = self.management.seed
+            self.management.reseed(
+                current.overlaid_with(fixtures.management) if merge else fixtures.management
+            )
 
     def reset(self) -> None:
         self.generation += 1
         self.served = self._startup
+        self.management.reseed(self._startup.fixtures.management_seed)
         self.faults.clear()
         for log in (self.events, self.svc_events, self.targets, self.requests):
             log.clear()

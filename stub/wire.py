@@ -4,7 +4,7 @@ presentation and redaction."""
 from __future__ import annotations
 
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
@@ -20,8 +20,17 @@ REQUEST_SEQ = web.RequestKey("seq", int)
 """The request's number in `/_test/requests`, set for runtime and vendor routes."""
 
 
+ErrorBody = Callable[[str, str, Mapping[str, str]], object]
+"""A plane's error envelope: (code, message, extra fields) -> the JSON body."""
+
+
+def runtime_error_body(code: str, message: str, extra: Mapping[str, str]) -> object:
+    """`{"ok": false, "error": CODE, "message": ...}`: the runtime and vendor envelope."""
+    return {"ok": False, "error": code, "message": message, **extra}
+
+
 class ApiError(Exception):
-    """An error answer: rendered as `{"ok": false, "error": CODE, "message": ...}`."""
+    """An error answer, rendered in the envelope of the plane whose route raised it."""
 
     def __init__(
         self,
@@ -39,8 +48,8 @@ class ApiError(Exception):
         self.headers = dict(headers or {})
         self.close_connection = close_connection
 
-    def to_response(self) -> web.Response:
-        body = {"ok": False, "error": self.code, "message": self.message}
+    def to_response(self, error_body: ErrorBody = runtime_error_body) -> web.Response:
+        body = error_body(self.code, self.message, {})
         response = json_response(body, status=self.status, headers=self.headers)
         if self.close_connection:
             response.force_close()

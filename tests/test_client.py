@@ -297,10 +297,14 @@ class TestArm:
         assert armed.apply_to == (
             "batch",
             "capture",
+            "control-points",
             "definitions",
+            "environments",
             "evaluate",
             "flags",
+            "projects",
             "register",
+            "whoami",
         )
 
     def test_each_arming_gets_the_next_id(self, stub: StubClient) -> None:

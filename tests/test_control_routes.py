@@ -226,7 +226,7 @@ class TestFixtureReplacement:
                 {"flags": {"x": {"type": "string", "value": 5}}},
                 "body: flags.x.value: expected string (type string), got 5",
             ),
-            ({"flagz": {}}, "body: flagz: unknown key (expected one of flags, vendor)"),
+            ({"flagz": {}}, "body: flagz: unknown key (expected one of flags, vendor, management)"),
         ],
     )
     async def test_a_bad_document_is_a_400_naming_the_key_path_and_old_fixtures_stay(

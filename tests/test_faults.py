@@ -515,8 +515,9 @@ class TestArmingDocument:
             ({}, "mode: required"),
             (
                 {"mode": "500", "applyTo": "nowhere"},
-                "applyTo: unknown selector 'nowhere' (valid: "
-                "all, evaluate, capture, register, flags, definitions, batch)",
+                "applyTo: unknown selector 'nowhere' (valid: all, runtime, vendor, management, "
+                "evaluate, capture, register, flags, definitions, batch, whoami, projects, "
+                "environments, control-points)",
             ),
             ({"mode": "500", "applyTo": []}, "applyTo: expected a selector or a non-empty list"),
             (

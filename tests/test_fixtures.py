@@ -78,18 +78,18 @@ class TestDocumentShapeErrors:
             pytest.param("true", "x.yaml: expected a mapping, got true", id="boolean"),
             pytest.param(
                 "flagz: {}",
-                "x.yaml: flagz: unknown key (expected one of flags, vendor)",
+                "x.yaml: flagz: unknown key (expected one of flags, vendor, management)",
                 id="unknown-top-level-key",
             ),
             pytest.param(
                 "flags: {}\ndefaults: {}",
-                "x.yaml: defaults: unknown key (expected one of flags, vendor)",
+                "x.yaml: defaults: unknown key (expected one of flags, vendor, management)",
                 id="unknown-key-beside-flags",
             ),
             pytest.param("{1: {}}", "x.yaml: expected string keys, got 1", id="non-string-key"),
         ],
     )
-    def test_top_level_must_be_a_mapping_of_flags_and_vendor(self, text: str, message: str) -> None:
+    def test_top_level_must_be_a_mapping_of_the_known_sections(self, text: str, message: str) -> None:
         assert error_of(text) == message
 
     @pytest.mark.parametrize(

@@ -10,8 +10,9 @@ from typing import Any
 from aiohttp import web
 
 from stub.fixtures import parse_fixture_document, parse_yaml
+from stub.management.seed import parse_management
 from stub.state import STATE, RequestRecord
-from stub.validation import FixtureError
+from stub.validation import FixtureError, Where
 from stub.vendor.documents import fixtures_from_vendor_flags
 from stub.wire import (
     ApiError,
@@ -68,10 +69,15 @@ async def requests(request: web.Request) -> web.Response:
     minimum = _query_int(request, "min") or 0
 
     def entries() -> list[RequestRecord]:
-        return [r for r in log.snapshot() if route is None or r[3] == route]
+        return [r for r in log.snapshot() if route is None or _is_route(r[3], route)]
 
     await _wait(request, lambda: len(entries()) >= minimum)
     return json_response({"requests": [_entry(r) for r in entries()], "dropped": log.dropped})
+
+
+def _is_route(name: str | None, wanted: str) -> bool:
+    """`projects` also keeps `projects.create`, `projects.list`, ...: a resource's routes."""
+    return name is not None and (name == wanted or name.startswith(wanted + "."))
 
 
 def _entry(record: RequestRecord) -> dict[str, Any]:
@@ -102,18 +108,32 @@ async def set_fixtures(request: web.Request) -> web.Response:
     """Replace the served fixtures (or `?merge=true`: overlay them), all or nothing: a bad
     document leaves the old ones served."""
     try:
-        if request.content_type in _YAML_TYPES:
-            document = parse_yaml(await _text(request), "body")
-        else:
-            document = await read_json_object(request)
-        fixtures = parse_fixture_document(document, "body")
+        fixtures = parse_fixture_document(await _document(request), "body")
     except FixtureError as exc:
         raise ApiError(400, "INVALID_FIXTURES", str(exc)) from None
     state = request.app[STATE]
-    if _query_flag(request, "merge"):  # later wins per key, as with several --fixtures files
-        fixtures = state.served.fixtures.overlaid_with(fixtures)
-    state.serve(fixtures)
-    return json_response({"ok": True, "flags": sorted(fixtures.flags)})
+    state.serve(fixtures, merge=_query_flag(request, "merge"))
+    return json_response({"ok": True, "flags": sorted(state.served.fixtures.flags)})
+
+
+@routes.get("/_test/management", name="management_state")
+async def management_state(request: web.Request) -> web.Response:
+    """The management plane as it is now, every organisation (no keys or tokens)."""
+    return json_response(request.app[STATE].management.snapshot())
+
+
+@routes.post("/_test/management", name="seed_management")
+async def seed_management(request: web.Request) -> web.Response:
+    """Re-seed the management plane (a `management:` section's content) until reset; the
+    runtime fixtures stay as they are."""
+    try:
+        document = await _document(request)
+        seed = parse_management(document, Where("body"))
+    except FixtureError as exc:
+        raise ApiError(400, "INVALID_FIXTURES", str(exc)) from None
+    store = request.app[STATE].management
+    store.reseed(seed)
+    return json_response(store.snapshot())
 
 
 @routes.post("/_test/fault", name="arm_fault")
@@ -141,6 +161,13 @@ async def disarm_fault(request: web.Request) -> web.Response:
     if not _is_count(raw) or not request.app[STATE].faults.disarm(int(raw)):
         raise ApiError(404, "NOT_FOUND", f"id: no armed fault {raw!r} (it may have run out)")
     return json_response({"ok": True, "armed": request.app[STATE].faults.to_json()})
+
+
+async def _document(request: web.Request) -> object:
+    """A fixture document: JSON, or YAML when sent with a YAML content type."""
+    if request.content_type in _YAML_TYPES:
+        return parse_yaml(await _text(request), "body")
+    return await read_json_object(request)
 
 
 async def _text(request: web.Request) -> str:

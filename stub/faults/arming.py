@@ -14,8 +14,20 @@ from aiohttp import web
 from stub.faults.modes import DEFAULT_DELAY_MS, DEFAULT_RETRY_AFTER_S, FaultMode, FaultSpec
 from stub.wire import invalid_body, json_type
 
-SELECTORS = ("evaluate", "capture", "register", "flags", "definitions", "batch")
-"""Route names a fault can target; `all` stands for every one of them."""
+RUNTIME_SELECTORS = ("evaluate", "capture", "register")
+VENDOR_SELECTORS = ("flags", "definitions", "batch")
+MANAGEMENT_SELECTORS = ("whoami", "projects", "environments", "control-points")
+SELECTORS = (*RUNTIME_SELECTORS, *VENDOR_SELECTORS, *MANAGEMENT_SELECTORS)
+"""What a fault can target: a runtime or vendor route, or a management resource (every route
+named `projects.*` answers to `projects`)."""
+
+GROUPS = {
+    "all": SELECTORS,
+    "runtime": RUNTIME_SELECTORS,
+    "vendor": VENDOR_SELECTORS,
+    "management": MANAGEMENT_SELECTORS,
+}
+"""Selectors that stand for several: `all` for every one of them."""
 
 PASS = "none"
 """As a mode: clear, or (per request) bypass armed faults; as a sequence step: let one through."""
@@ -268,14 +280,13 @@ def _parse_selectors(raw: object) -> frozenset[str]:
         )
     routes: set[str] = set()
     for name in names:
-        if name == "all":
-            routes.update(SELECTORS)
+        if name in GROUPS:
+            routes.update(GROUPS[name])
         elif name in SELECTORS:
             routes.add(name)
         else:
-            raise invalid_body(
-                f"applyTo: unknown selector {name!r} (valid: all, {', '.join(SELECTORS)})"
-            )
+            valid = ", ".join([*GROUPS, *SELECTORS])
+            raise invalid_body(f"applyTo: unknown selector {name!r} (valid: {valid})")
     return frozenset(routes)
 
 

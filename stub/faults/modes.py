@@ -20,7 +20,15 @@ import orjson
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from stub.wire import JSON, ApiError, encoded_response, json_response, read_body, request_id
+from stub.wire import (
+    JSON,
+    ApiError,
+    ErrorBody,
+    encoded_response,
+    json_response,
+    read_body,
+    request_id,
+)
 
 
 class FaultMode(StrEnum):
@@ -68,7 +76,10 @@ class Hit:
 
     request: web.Request
     route: str
+    """Its fault selector: `evaluate`, `flags`, `projects`, ..."""
     serve: Handler
+    error_body: ErrorBody
+    """The envelope of the route's plane, for the errors a fault answers with."""
     flag_keys: tuple[str, ...] = ()
     """Every served flag key: what evaluate answers for when the request names none."""
 
@@ -92,25 +103,27 @@ async def delay(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
 
 async def unauthorized(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
     await _drain(hit.request)
-    return _error(spec, 401, "UNAUTHORIZED", type="authentication_error", code="invalid_api_key")
+    return _error(
+        hit, spec, 401, "UNAUTHORIZED", type="authentication_error", code="invalid_api_key"
+    )
 
 
 async def rate_limited(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
     await _drain(hit.request)
-    response = _error(spec, 429, "RATE_LIMITED", type="throttled_error", code="throttled")
+    response = _error(hit, spec, 429, "RATE_LIMITED", type="throttled_error", code="throttled")
     response.headers["Retry-After"] = str(spec.retry_after_s)
     return response
 
 
 async def server_error(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
     await _drain(hit.request)
-    return _error(spec, 500, "INTERNAL")
+    return _error(hit, spec, 500, "INTERNAL")
 
 
 async def status(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
     await _drain(hit.request)
     code = spec.status or 500
-    return _error(spec, code, f"HTTP_{code}")
+    return _error(hit, spec, code, f"HTTP_{code}")
 
 
 async def invalid_json(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
@@ -146,8 +159,9 @@ async def quota_limited(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
         )
     # Definitions polls get 402 from the real vendor. For capture, batch and register a 402 is
     # an answer a client can tell apart from success: fireweave keeps its batch and re-sends
-    # it, posthog-python drops it (it retries only 408, 429 and 5xx).
-    return _error(spec, 402, "QUOTA_LIMITED")
+    # it, posthog-python drops it (it retries only 408, 429 and 5xx). The management plane
+    # has no quota protocol of its own: a 402 in its envelope.
+    return _error(hit, spec, 402, "QUOTA_LIMITED")
 
 
 async def reset(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
@@ -231,12 +245,15 @@ async def _quota_limited_decisions(hit: Hit) -> web.Response:
     )
 
 
-def _error(spec: FaultSpec, default_status: int, error: str, **vendor: str) -> web.Response:
-    """An error answer in the runtime envelope (plus the vendor's fields), unless overridden."""
+def _error(
+    hit: Hit, spec: FaultSpec, default_status: int, error: str, **vendor: str
+) -> web.Response:
+    """An error answer in the plane's envelope (the runtime one adds the vendor's fields),
+    unless the armed fault gives its own body."""
     body = _body_bytes(spec)
     if body is None:
         message = f"svc-stub fault: {spec.mode.value}"
-        body = orjson.dumps({"ok": False, "error": error, "message": message, **vendor})
+        body = orjson.dumps(hit.error_body(error, message, vendor))
     return encoded_response(body, status=spec.status or default_status)
 
 

@@ -1,0 +1,1 @@
+"""The management plane: projects, environments and control points, org-scoped by the key."""
