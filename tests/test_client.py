@@ -726,6 +726,64 @@ class TestFixtures:
         assert decision(live_stub.url, "vf")["variant"] == "blue"
 
 
+MANAGEMENT_SEED = Path(__file__).parent / "fixtures" / "management.yaml"
+ACME_ADMIN = {"Authorization": "Bearer svc_org_acme_admin"}
+
+
+class TestManagement:
+    def test_seed_management_from_a_path_then_read_back_what_a_tool_created(
+        self, live_stub: SpawnedStub, stub: StubClient
+    ) -> None:
+        state = stub.seed_management(MANAGEMENT_SEED)  # a fixture file with a section
+        assert sorted(state.orgs) == ["org_acme", "org_globex"]
+        assert state.org("org_acme").slugs() == ["checkout", "billing"]
+        status, _ = send(
+            live_stub.url, "/v1/projects", {"name": "Apps", "slug": "apps"}, headers=ACME_ADMIN
+        )
+        assert status == 201
+        acme = stub.management().org("org_acme")
+        assert acme.slugs() == ["checkout", "billing", "apps"]
+        assert acme.project("apps")["environments"] == []
+        assert acme.project("checkout")["controlPoints"][0]["key"] == "new-checkout"
+        assert {"userId": "user_alice", "scope": "cli"} in acme.principals
+        assert "svc_org_acme_admin" not in repr(stub.management())
+
+    def test_a_missing_slug_or_org_raises_a_key_error_that_lists_what_there_is(
+        self, stub: StubClient
+    ) -> None:
+        state = stub.management()
+        with pytest.raises(
+            KeyError, match=r"no organisation 'org_x' \(there are: \['org_default'\]\)"
+        ):
+            state.org("org_x")
+        with pytest.raises(KeyError, match=r"no project 'nope' in org_default \(slugs: \[\]\)"):
+            state.org("org_default").project("nope")
+
+    def test_reset_brings_the_start_up_seed_back(self, stub: StubClient) -> None:
+        stub.seed_management({"orgs": {"org_solo": {"keys": [{"key": "svc_org_solo"}]}}})
+        assert sorted(stub.management().orgs) == ["org_solo"]
+        stub.reset()
+        assert sorted(stub.management().orgs) == ["org_default"]
+
+    def test_a_bad_seed_raises_invalid_fixtures_naming_the_key_path(self, stub: StubClient) -> None:
+        with pytest.raises(StubError) as refused:
+            stub.seed_management({"orgs": {"org_a": {"keys": [{"key": "phc_x"}]}}})
+        assert refused.value.status == 400
+        assert refused.value.code == "INVALID_FIXTURES"
+        assert refused.value.message == (
+            "body: orgs.org_a.keys.0.key: an organisation key must start with svc_org_ (see 'Keys')"
+        )
+
+    async def test_async_seed_management_and_read_back(
+        self, live_stub: SpawnedStub, astub: AsyncStubClient
+    ) -> None:
+        state = await astub.seed_management(  # the section's content, as YAML text
+            "orgs:\n  org_a:\n    keys: [{key: svc_org_a}]\n    projects: [{name: A, slug: a}]\n"
+        )
+        assert state.org("org_a").slugs() == ["a"]
+        assert (await astub.management()).org("org_a").project("a")["name"] == "A"
+
+
 class TestWaits:
     def test_wait_for_svc_events_is_woken_by_events_sent_after_it_started(
         self, live_stub: SpawnedStub, stub: StubClient

@@ -746,3 +746,62 @@ class TestState:
             "projects.list",
             "projects.delete",
         ]
+
+
+class TestFaults:
+    async def test_an_armed_fault_on_a_resource_answers_in_this_planes_envelope(
+        self, mgmt: Client
+    ) -> None:
+        await mgmt.post("/_test/fault", json={"mode": "500", "applyTo": "projects"})
+        status, body = await call(mgmt, "POST", "/v1/projects", {"name": "X", "slug": "x"})
+        assert (status, body) == (500, error("INTERNAL", "svc-stub fault: 500"))
+        assert (await call(mgmt, "GET", f"{CHECKOUT}/environments"))[0] == 200
+        assert (await call(mgmt, "GET", "/v1/whoami"))[0] == 200
+
+    async def test_a_faulted_write_changes_nothing(self, mgmt: Client) -> None:
+        await mgmt.post(
+            "/_test/fault", json={"mode": "500", "applyTo": "projects", "ttlRequests": 1}
+        )
+        assert (await call(mgmt, "POST", "/v1/projects", {"name": "X", "slug": "x"}))[0] == 500
+        listed = await ok(mgmt, "GET", "/v1/projects")
+        assert "x" not in [p["slug"] for p in listed["projects"]]
+
+    async def test_the_management_selector_covers_every_resource_and_nothing_else(
+        self, mgmt: Client
+    ) -> None:
+        await mgmt.post(
+            "/_test/fault", json={"mode": "status", "status": 503, "applyTo": "management"}
+        )
+        for method, path, body in ROUTES:
+            status, answer = await call(mgmt, method, path, body)
+            assert (status, answer) == (503, error("HTTP_503", "svc-stub fault: status")), path
+        evaluate = await mgmt.post(
+            "/v1/flags/evaluate", json={"targetingKey": "u"}, headers={"Authorization": "Bearer k"}
+        )
+        assert evaluate.status == 200
+
+    async def test_429_carries_retry_after_and_this_planes_envelope(self, mgmt: Client) -> None:
+        response = await mgmt.get(
+            "/v1/projects",
+            headers={
+                "Authorization": f"Bearer {ADMIN}",
+                "X-Svc-Test-Fault": "429",
+                "X-Svc-Test-Retry-After": "7",
+            },
+        )
+        assert response.status == 429
+        assert response.headers["Retry-After"] == "7"
+        assert await response.json() == error("RATE_LIMITED", "svc-stub fault: 429")
+
+    async def test_faults_fire_before_authentication(self, mgmt: Client) -> None:
+        status, body = await call(mgmt, "GET", "/v1/whoami?fault=401", key=None)
+        assert (status, body) == (401, error("UNAUTHORIZED", "svc-stub fault: 401"))
+
+    async def test_the_request_log_names_the_route_and_the_fault(self, mgmt: Client) -> None:
+        await mgmt.post("/_test/fault", json={"mode": "500", "applyTo": "environments"})
+        await call(mgmt, "DELETE", f"{CHECKOUT}/environments/env_staging")
+        log = await (await mgmt.get("/_test/requests?route=environments")).json()
+        (entry,) = log["requests"]
+        assert entry["route"] == "environments.delete"
+        assert entry["status"] == 500
+        assert entry["fault"] == {"mode": "500", "source": "armed", "armedId": 1}

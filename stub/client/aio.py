@@ -23,6 +23,7 @@ from stub.client.models import (
     ArmedFault,
     ArmOptions,
     Json,
+    ManagementState,
     Recorded,
     RecordedRequest,
     StubError,
@@ -93,6 +94,16 @@ class AsyncStubClient(Control):
         self, document: Mapping[str, Any] | str | Path, *, merge: bool = False
     ) -> list[str]:
         return await self._run(Calls.set_fixtures(document, merge))
+
+    async def seed_management(self, section: Mapping[str, Any] | str | Path) -> ManagementState:
+        """Re-seed the management plane until reset: the content of a fixture file's
+        `management:` section (a mapping, YAML text or a file path); runtime flags stay."""
+        return await self._run(Calls.seed_management(section))
+
+    async def management(self) -> ManagementState:
+        """The management plane as it is now, every organisation: for asserting what a
+        tool created, changed or deleted."""
+        return await self._run(Calls.management())
 
     async def set_vendor_flags(self, body: Mapping[str, Any]) -> list[str]:
         return await self._run(Calls.set_vendor_flags(body))

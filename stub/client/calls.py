@@ -15,6 +15,8 @@ from stub.client.models import (
     ArmedFault,
     FaultRecord,
     Json,
+    ManagedOrg,
+    ManagementState,
     Recorded,
     RecordedRequest,
     StubError,
@@ -55,6 +57,15 @@ def _json_call(
 
 def _ok(_: Any) -> None:
     return None
+
+
+def _management(body: Json) -> ManagementState:
+    return ManagementState(
+        {
+            org_id: ManagedOrg(org_id, tuple(org["principals"]), tuple(org["projects"]))
+            for org_id, org in body["orgs"].items()
+        }
+    )
 
 
 def _armed(body: Json) -> ArmedFault:
@@ -128,14 +139,18 @@ def _arming(mode: str | None, options: Mapping[str, Any]) -> Json:
     return document
 
 
-def _fixtures_call(document: Mapping[str, Any] | str | Path, merge: bool) -> Call[list[str]]:
+def _document_call(
+    path: str,
+    read: Callable[[Any], T],
+    document: Mapping[str, Any] | str | Path,
+    query: Mapping[str, str] | None = None,
+) -> Call[T]:
     """A mapping travels as JSON; a path is read here (the stub never opens a path it is sent)
     and, like YAML text, travels as YAML."""
-    query = {"merge": "true"} if merge else {}
     if isinstance(document, Mapping):
-        return _json_call("POST", "/_test/fixtures", _flag_keys, dict(document), query)
+        return _json_call("POST", path, read, dict(document), query)
     text = document.read_text(encoding="utf-8") if isinstance(document, Path) else document
-    return Call("POST", "/_test/fixtures", _flag_keys, query, text.encode(), _YAML)
+    return Call("POST", path, read, dict(query or {}), text.encode(), _YAML)
 
 
 def _flag_keys(body: Json) -> list[str]:
@@ -189,7 +204,16 @@ class Calls:
 
     @staticmethod
     def set_fixtures(document: Mapping[str, Any] | str | Path, merge: bool) -> Call[list[str]]:
-        return _fixtures_call(document, merge)
+        query = {"merge": "true"} if merge else {}
+        return _document_call("/_test/fixtures", _flag_keys, document, query)
+
+    @staticmethod
+    def seed_management(section: Mapping[str, Any] | str | Path) -> Call[ManagementState]:
+        return _document_call("/_test/management", _management, section)
+
+    @staticmethod
+    def management() -> Call[ManagementState]:
+        return _json_call("GET", "/_test/management", _management)
 
     @staticmethod
     def set_vendor_flags(body: Mapping[str, Any]) -> Call[list[str]]:

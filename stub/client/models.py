@@ -81,6 +81,40 @@ class Recorded:
         return [e for e in self.svc_events if e.get("type") == "exposure"]
 
 
+@dataclass(frozen=True, slots=True)
+class ManagedOrg:
+    """One organisation of the management plane as it is now; rows in the wire's shapes."""
+
+    org_id: str
+    principals: tuple[Json, ...]
+    """`{userId, scope}` of each key and CLI session (never the token)."""
+    projects: tuple[Json, ...]
+    """Full project rows, each with `environments`, `controlPoints` and `edges`."""
+
+    def project(self, slug: str) -> Json:
+        """The project with this slug; a KeyError lists the slugs there are."""
+        for project in self.projects:
+            if project["slug"] == slug:
+                return project
+        raise KeyError(f"no project {slug!r} in {self.org_id} (slugs: {self.slugs()})")
+
+    def slugs(self) -> list[str]:
+        return [project["slug"] for project in self.projects]
+
+
+@dataclass(frozen=True, slots=True)
+class ManagementState:
+    """Every organisation of the management plane, by id."""
+
+    orgs: Mapping[str, ManagedOrg]
+
+    def org(self, org_id: str) -> ManagedOrg:
+        try:
+            return self.orgs[org_id]
+        except KeyError:
+            raise KeyError(f"no organisation {org_id!r} (there are: {sorted(self.orgs)})") from None
+
+
 MAX_WAIT_S = 60.0
 """The stub holds a long-poll open for at most a minute."""
 

@@ -25,6 +25,7 @@ from stub.client.models import (
     ArmedFault,
     ArmOptions,
     Json,
+    ManagementState,
     Recorded,
     RecordedRequest,
     StubError,
@@ -84,6 +85,16 @@ class StubClient(Control):
     ) -> list[str]:
         """Serve these fixtures (a mapping, YAML text or a file path) until reset."""
         return self._run(Calls.set_fixtures(document, merge))
+
+    def seed_management(self, section: Mapping[str, Any] | str | Path) -> ManagementState:
+        """Re-seed the management plane until reset: the content of a fixture file's
+        `management:` section (a mapping, YAML text or a file path); runtime flags stay."""
+        return self._run(Calls.seed_management(section))
+
+    def management(self) -> ManagementState:
+        """The management plane as it is now, every organisation: for asserting what a
+        tool created, changed or deleted."""
+        return self._run(Calls.management())
 
     def set_vendor_flags(self, body: Mapping[str, Any]) -> list[str]:
         return self._run(Calls.set_vendor_flags(body))

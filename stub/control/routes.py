@@ -12,7 +12,7 @@ from aiohttp import web
 from stub.fixtures import parse_fixture_document, parse_yaml
 from stub.management.seed import parse_management
 from stub.state import STATE, RequestRecord
-from stub.validation import FixtureError, Where
+from stub.validation import FixtureError, Where, mapping
 from stub.vendor.documents import fixtures_from_vendor_flags
 from stub.wire import (
     ApiError,
@@ -124,11 +124,15 @@ async def management_state(request: web.Request) -> web.Response:
 
 @routes.post("/_test/management", name="seed_management")
 async def seed_management(request: web.Request) -> web.Response:
-    """Re-seed the management plane (a `management:` section's content) until reset; the
-    runtime fixtures stay as they are."""
+    """Re-seed the management plane until reset, from a `management:` section's content or a
+    document holding only that section; the runtime fixtures stay as they are."""
     try:
         document = await _document(request)
-        seed = parse_management(document, Where("body"))
+        where = Where("body")
+        if isinstance(document, dict) and "management" in document:
+            mapping(document, where, ("management",))  # flags belong in /_test/fixtures
+            document, where = document["management"], where / "management"
+        seed = parse_management(document, where)
     except FixtureError as exc:
         raise ApiError(400, "INVALID_FIXTURES", str(exc)) from None
     store = request.app[STATE].management
