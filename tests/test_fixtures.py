@@ -89,7 +89,9 @@ class TestDocumentShapeErrors:
             pytest.param("{1: {}}", "x.yaml: expected string keys, got 1", id="non-string-key"),
         ],
     )
-    def test_top_level_must_be_a_mapping_of_the_known_sections(self, text: str, message: str) -> None:
+    def test_top_level_must_be_a_mapping_of_the_known_sections(
+        self, text: str, message: str
+    ) -> None:
         assert error_of(text) == message
 
     @pytest.mark.parametrize(
