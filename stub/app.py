@@ -60,6 +60,7 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
         if config.control_token is not None and route.path.startswith("/_test/"):
             wrapped = control_route(guarded(config.control_token, route.handler))
         _add(app, paths, route.method, route.path, wrapped, runtime_error_body)
+    paths.claim(management.CONSOLE_PREFIX, management.error_body)
     _add_fallback(app, state, paths, config.control_token)
     return app
 
@@ -110,14 +111,19 @@ class _Paths:
                 return sorted(methods)
         return []
 
+    def claim(self, prefix: str, error_body: ErrorBody) -> None:
+        """Unserved paths under `prefix` answer in this envelope too."""
+        self._prefixes[prefix] = error_body
+
     def error_body(self, path: str) -> ErrorBody:
         """The envelope of the plane a path belongs to, by its first segments."""
-        return self._prefixes.get(_prefix(path), runtime_error_body)
+        found = self._prefixes.get(_prefix(path)) or self._prefixes.get(_prefix(path, 2))
+        return found or runtime_error_body
 
 
-def _prefix(path: str) -> str:
+def _prefix(path: str, segments: int = 3) -> str:
     """`/v1/projects/p1/environments` -> `/v1/projects`: the part that names a plane's area."""
-    return "/".join(path.split("/")[:3])
+    return "/".join(path.split("/")[:segments])
 
 
 def _add_fallback(app: web.Application, state: StubState, paths: _Paths, token: str | None) -> None:

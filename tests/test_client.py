@@ -782,6 +782,8 @@ class TestManagement:
         )
         assert state.org("org_a").slugs() == ["a"]
         assert (await astub.management()).org("org_a").project("a")["name"] == "A"
+        merged = await astub.seed_management({"orgs": {"org_b": {}}}, merge=True)
+        assert sorted(merged.orgs) == ["org_a", "org_b"]
 
 
 class TestWaits:

@@ -697,6 +697,15 @@ class TestPlaneErrors:
             error("NOT_FOUND", "no route GET /v1/projects/proj_checkout/rollouts"),
         )
 
+    async def test_the_consoles_routes_under_api_are_not_served_and_say_so_in_this_envelope(
+        self, mgmt: Client
+    ) -> None:
+        status, body = await call(mgmt, "GET", "/api/organizations/org_acme/members")
+        assert (status, body) == (
+            404,
+            error("NOT_FOUND", "no route GET /api/organizations/org_acme/members"),
+        )
+
 
 class TestState:
     async def test_reset_restores_exactly_the_seed(self, mgmt: Client) -> None:

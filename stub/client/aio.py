@@ -95,10 +95,13 @@ class AsyncStubClient(Control):
     ) -> list[str]:
         return await self._run(Calls.set_fixtures(document, merge))
 
-    async def seed_management(self, section: Mapping[str, Any] | str | Path) -> ManagementState:
-        """Re-seed the management plane until reset: the content of a fixture file's
-        `management:` section (a mapping, YAML text or a file path); runtime flags stay."""
-        return await self._run(Calls.seed_management(section))
+    async def seed_management(
+        self, section: Mapping[str, Any] | str | Path, *, merge: bool = False
+    ) -> ManagementState:
+        """Re-seed the management plane until reset (or with `merge`, overlay organisations):
+        a `management:` section's content, or a fixture file holding one (a mapping, YAML
+        text or a file path); runtime flags stay."""
+        return await self._run(Calls.seed_management(section, merge))
 
     async def management(self) -> ManagementState:
         """The management plane as it is now, every organisation: for asserting what a

@@ -208,8 +208,11 @@ class Calls:
         return _document_call("/_test/fixtures", _flag_keys, document, query)
 
     @staticmethod
-    def seed_management(section: Mapping[str, Any] | str | Path) -> Call[ManagementState]:
-        return _document_call("/_test/management", _management, section)
+    def seed_management(
+        section: Mapping[str, Any] | str | Path, merge: bool
+    ) -> Call[ManagementState]:
+        query = {"merge": "true"} if merge else {}
+        return _document_call("/_test/management", _management, section, query)
 
     @staticmethod
     def management() -> Call[ManagementState]:

@@ -125,7 +125,8 @@ async def management_state(request: web.Request) -> web.Response:
 @routes.post("/_test/management", name="seed_management")
 async def seed_management(request: web.Request) -> web.Response:
     """Re-seed the management plane until reset, from a `management:` section's content or a
-    document holding only that section; the runtime fixtures stay as they are."""
+    document holding only that section (`?merge=true`: overlay it, per organisation); the
+    runtime fixtures stay as they are."""
     try:
         document = await _document(request)
         where = Where("body")
@@ -136,7 +137,7 @@ async def seed_management(request: web.Request) -> web.Response:
     except FixtureError as exc:
         raise ApiError(400, "INVALID_FIXTURES", str(exc)) from None
     store = request.app[STATE].management
-    store.reseed(seed)
+    store.reseed(store.seed.overlaid_with(seed) if _query_flag(request, "merge") else seed)
     return json_response(store.snapshot())
 
 

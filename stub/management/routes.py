@@ -43,6 +43,11 @@ _ACTIONS = {
     "environments.delete": "delete environments",
 }
 
+CONSOLE_PREFIX = "/api"
+"""The service's session-authenticated console routes (organisation members, ...) live under
+`/api/`: outside the external contract, so not served, but a tool that calls one is a
+management client and reads this plane's 404."""
+
 _CODES = {"INVALID_BODY": "VALIDATION"}
 """The shared body reader's codes, in this plane's words."""
 

@@ -1,0 +1,147 @@
+"""README examples run as written: a shell block is run step by step against a spawned stub,
+and each step's output must match the JSON shown under it (`"..."` stands for any value,
+`"proj_..."` for any string with that start)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import SpawnedStub, spawn_stub
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+SEPARATOR = "@@svc-stub-step@@"
+
+
+@dataclass
+class Step:
+    script: str
+    expected: Any | None
+    """The JSON shown under the step, or None when it shows none."""
+
+
+def shell_blocks(heading: str) -> list[str]:
+    """The ```sh blocks of one README section (from `heading` to the next `## ` heading)."""
+    text = README.read_text(encoding="utf-8")
+    start = text.index(f"\n{heading}\n")
+    end = text.find("\n## ", start + len(heading) + 2)
+    section = text[start : end if end != -1 else len(text)]
+    return re.findall(r"```sh\n(.*?)```", section, flags=re.DOTALL)
+
+
+def steps(block: str) -> list[Step]:
+    """Commands, each with the `# {...}` JSON lines under it as what it should print; a step
+    ends at its shown output or at a blank line."""
+    found: list[Step] = []
+    command: list[str] = []
+    shown: list[str] = []
+    for line in block.splitlines():
+        if line.startswith("# ") and command and (shown or line[2:].lstrip().startswith("{")):
+            shown.append(line[2:])
+            continue
+        if shown or (not line.strip() and command):  # a blank line ends a step too
+            found.append(Step("\n".join(command), json.loads(" ".join(shown)) if shown else None))
+            command, shown = [], []
+        if line.strip():
+            command.append(line)
+    if command:
+        found.append(Step("\n".join(command), json.loads(" ".join(shown)) if shown else None))
+    return found
+
+
+def run(block: str, url: str) -> list[tuple[Step, Any]]:
+    """Runs the block in one shell, `S` pointing at the stub; each step's output, parsed."""
+    parts = steps(block)
+    script = "set -eu\n" + "".join(
+        f"{_without_address(step.script)}\necho; echo {SEPARATOR}\n" for step in parts
+    )
+    done = subprocess.run(
+        ["bash", "-c", script],
+        env={"S": url, "PATH": "/usr/bin:/bin:/usr/local/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, f"the README block failed:\n{done.stderr}"
+    outputs = done.stdout.split(SEPARATOR + "\n")
+    return [(step, _parsed(out)) for step, out in zip(parts, outputs, strict=False)]
+
+
+def _without_address(script: str) -> str:
+    """The README's own `S=` line points at port 3901; the test's stub is elsewhere."""
+    return "\n".join(line for line in script.splitlines() if not line.startswith("S="))
+
+
+def _parsed(output: str) -> Any:
+    text = output.strip()
+    return json.loads(text) if text else None
+
+
+def matches(actual: Any, shown: Any) -> bool:
+    if isinstance(shown, str) and shown.endswith("..."):
+        return isinstance(actual, str | int | float) and str(actual).startswith(shown[:-3])
+    if isinstance(shown, dict):
+        return (
+            isinstance(actual, dict)
+            and actual.keys() == shown.keys()
+            and all(matches(actual[k], v) for k, v in shown.items())
+        )
+    if isinstance(shown, list):
+        return (
+            isinstance(actual, list)
+            and len(actual) == len(shown)
+            and all(map(matches, actual, shown))
+        )
+    return bool(actual == shown and type(actual) is type(shown))
+
+
+@pytest.fixture(scope="module")
+def fresh_stub() -> Iterator[SpawnedStub]:
+    """A stub of its own, as a new user starts it: default fixtures, nothing else."""
+    with spawn_stub(read_log=False) as stub:
+        yield stub
+
+
+class TestManagementPlaneSection:
+    def test_the_curl_tour_prints_what_the_readme_shows(self, fresh_stub: SpawnedStub) -> None:
+        tour, *_ = shell_blocks("## Management plane")
+        results = run(tour, fresh_stub.url)
+        checked = [(step, out) for step, out in results if step.expected is not None]
+        assert len(checked) >= 10, "the tour shows what most steps print"
+        for step, output in checked:
+            assert matches(output, step.expected), f"{step.script}\nprinted {output}"
+
+    def test_the_fault_recipe_arms_what_it_says(self, fresh_stub: SpawnedStub) -> None:
+        *_, recipe = shell_blocks("## Management plane")
+        fresh_stub.post("/_test/reset")
+        run(recipe, fresh_stub.url)
+        (armed,) = fresh_stub.get("/_test/fault")["armed"]
+        assert (armed["mode"], armed["status"], armed["applyTo"]) == ("status", 503, ["projects"])
+        fresh_stub.post("/_test/reset")
+
+    def test_the_seeding_example_is_a_valid_fixture_file(self) -> None:
+        from stub.fixtures import parse_fixture_document, parse_yaml
+
+        text = README.read_text(encoding="utf-8")
+        section = text[text.index("\n### Seeding\n") :]
+        (example,) = re.findall(r"```yaml\n(.*?)```", section[: section.index("\n### ", 5)], re.S)
+        fixtures = parse_fixture_document(parse_yaml(example, "README"), "README")
+        assert fixtures.management is not None
+        acme = fixtures.management.orgs["org_acme"]
+        assert [p.slug for p in acme.projects] == ["checkout"]
+
+
+class TestStepParsing:
+    def test_matches_treats_dots_as_any_value_with_that_start(self) -> None:
+        assert matches({"id": "proj_01ABC", "n": 3}, {"id": "proj_...", "n": "..."})
+        assert not matches({"id": "env_01ABC"}, {"id": "proj_..."})
+        assert not matches({"a": 1, "b": 2}, {"a": 1})
+        assert not matches(True, 1)
