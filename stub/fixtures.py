@@ -10,7 +10,12 @@ from types import MappingProxyType
 
 import yaml
 
-from stub.management.seed import DEFAULT_SEED, ManagementSeed, parse_management
+from stub.management.seed import (
+    DEFAULT_SEED,
+    ManagementSeed,
+    check_unique_across_orgs,
+    parse_management,
+)
 from stub.runtime.flags import _EMPTY, Flag, parse_flag
 from stub.validation import (
     FixtureError,
@@ -92,7 +97,11 @@ def load_fixture_paths(paths: Sequence[Path]) -> FixtureSet:
     """Load files and directories in order; a later file wins per key."""
     combined = FixtureSet()
     for path in _expand(paths):
-        combined = combined.overlaid_with(load_fixture_file(path))
+        loaded = load_fixture_file(path)
+        combined = combined.overlaid_with(loaded)
+        if loaded.management is not None and combined.management is not None:
+            # tokens and ids are global: a later file may not reuse an earlier one's
+            check_unique_across_orgs(combined.management, Where(str(path)) / "management" / "orgs")
     return combined
 
 

@@ -15,6 +15,7 @@ from stub.faults.arming import ArmedFaults, Fired
 from stub.fixtures import FixtureSet
 from stub.management.store import ManagementStore
 from stub.runtime.evaluation import DecisionTable
+from stub.validation import Where
 from stub.vendor.documents import VendorDocuments
 
 Json = dict[str, Any]
@@ -67,13 +68,14 @@ class StubState:
     def serve(self, fixtures: FixtureSet, *, merge: bool = False) -> None:
         """Serve these fixtures, or with `merge` overlay them (later wins per flag key and per
         organisation). A management section also re-seeds that plane; without one, the plane
-        keeps its state."""
+        keeps its state. A merge that would reuse a token or id raises FixtureError before
+        anything changes."""
+        seed = fixtures.management
+        if seed is not None and merge:
+            seed = self.management.merged_seed(seed, Where("body") / "management" / "orgs")
         self.served = Served.of(self.served.fixtures.overlaid_with(fixtures) if merge else fixtures)
-        if fixtures.management is not None:
-            current = self.management.seed
-            self.management.reseed(
-                current.overlaid_with(fixtures.management) if merge else fixtures.management
-            )
+        if seed is not None:
+            self.management.reseed(seed)
 
     def reset(self) -> None:
         self.generation += 1

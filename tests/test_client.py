@@ -771,7 +771,7 @@ class TestManagement:
         assert refused.value.status == 400
         assert refused.value.code == "INVALID_FIXTURES"
         assert refused.value.message == (
-            "body: orgs.org_a.keys.0.key: an organisation key must start with svc_org_ (see 'Keys')"
+            "body: orgs.org_a.keys.0.key: an organisation key must start with svc_org_"
         )
 
     async def test_async_seed_management_and_read_back(

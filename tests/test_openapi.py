@@ -1,6 +1,6 @@
 """The stub's own OpenAPI document, `stub/openapi.json`: served verbatim, valid OpenAPI 3.1,
-and describing exactly the routes the app serves, every fault mode and selector, and a JSON
-body for every answer but a 304."""
+and describing exactly the routes the app serves, every route name, fault mode, selector and
+group, each plane's error envelope, and a JSON body for every answer but a 304."""
 
 from __future__ import annotations
 
@@ -11,13 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import hdrs
+from aiohttp import hdrs, web
 from aiohttp.test_utils import TestClient
 
 import stub
 from stub import StubConfig, create_app
-from stub.faults.arming import SELECTORS
+from stub.app import CLIENT_PLANES
+from stub.faults.arming import GROUPS, SELECTORS
 from stub.faults.modes import FaultMode
+from stub.management import routes as management
 
 DOCUMENT_PATH = Path(stub.__file__).resolve().parent / "openapi.json"
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -25,7 +27,21 @@ CATCH_ALL = "/{path}"
 """The fallback route that answers unknown paths and methods (JSON 404/405): not an API."""
 
 MODES = {mode.value for mode in FaultMode}
-SELECTOR_NAMES = {*SELECTORS, "all"}
+SELECTOR_NAMES = {*SELECTORS, *GROUPS}
+"""What `applyTo` takes: every selector, and the groups (`all`, `runtime`, ...)."""
+ROUTE_NAMES = {
+    route.kwargs["name"]
+    for plane in CLIENT_PLANES
+    for route in plane.routes
+    if isinstance(route, web.RouteDef)
+}
+"""What `/_test/requests` calls the client routes: `evaluate`, `projects.create`, ..."""
+MANAGEMENT_PATHS = {
+    spelling
+    for route in management.routes
+    if isinstance(route, web.RouteDef)
+    for spelling in (route.path, route.path + "/")
+}
 
 Json = dict[str, Any]
 
@@ -199,6 +215,17 @@ class TestValidOpenApi31:
             "FlagsResponse",
             "DefinitionsDocument",
             "FixtureDocument",
+            "ManagementError",
+            "Session",
+            "Project",
+            "ProjectListItem",
+            "EnvironmentRow",
+            "EnvironmentListRow",
+            "RefRule",
+            "ControlPointRow",
+            "GraphEdge",
+            "ManagementSeed",
+            "ManagementSnapshot",
         }
         assert wanted <= set(schemas), f"missing: {sorted(wanted - set(schemas))}"
 
@@ -215,7 +242,7 @@ class TestRouteCoverage:
             f"in the document but not served: {not_served}"
         )
 
-    def test_every_runtime_and_vendor_route_is_listed_with_its_trailing_slash(
+    def test_every_runtime_vendor_and_management_route_is_listed_with_its_trailing_slash(
         self, document: Json
     ) -> None:
         documented = documented_operations(document)
@@ -245,12 +272,22 @@ class TestFaultVocabulary:
         for where in (("header", "X-Svc-Test-Fault"), ("query", "fault")):
             assert set(parameters[where]["enum"]) == {"none", *MODES}, where
 
-    def test_every_selector_and_all_appear_in_the_enums(self, document: Json) -> None:
+    def test_every_selector_and_group_appears_in_the_enums(self, document: Json) -> None:
         missing = sorted(SELECTOR_NAMES - enum_values(document))
         assert not missing, f"selectors missing from every enum: {missing}"
 
-    def test_the_selector_enum_is_exactly_all_and_every_selector(self, document: Json) -> None:
+    def test_the_selector_enum_is_exactly_every_group_and_every_selector(
+        self, document: Json
+    ) -> None:
         assert set(document["components"]["schemas"]["Selector"]["enum"]) == SELECTOR_NAMES
+
+    def test_an_armed_fault_lists_selectors_with_the_groups_expanded(self, document: Json) -> None:
+        schemas = document["components"]["schemas"]
+        applied = resolve(document, schemas["ArmedFault"]["properties"]["applyTo"]["items"])
+        assert set(applied["enum"]) == set(SELECTORS)
+
+    def test_the_route_name_enum_is_exactly_the_client_routes_names(self, document: Json) -> None:
+        assert set(document["components"]["schemas"]["RouteName"]["enum"]) == ROUTE_NAMES
 
 
 class TestResponseBodies:
@@ -269,4 +306,16 @@ class TestResponseBodies:
                     offenders.append(f"{where}: no application/json content")
                 elif "schema" not in content["application/json"]:
                     offenders.append(f"{where}: application/json without a schema")
+        assert not offenders, "\n".join(offenders)
+
+    def test_every_error_is_in_the_envelope_of_its_plane(self, document: Json) -> None:
+        offenders = []
+        for path, method, op in operations(document):
+            envelope = "ManagementError" if path in MANAGEMENT_PATHS else "Error"
+            for status, response in op["responses"].items():
+                if status != "default" and status[0] not in "45":
+                    continue
+                schema = resolve(document, response)["content"]["application/json"]["schema"]
+                if schema != {"$ref": f"#/components/schemas/{envelope}"}:
+                    offenders.append(f"{method.upper()} {path} {status}: not {envelope}")
         assert not offenders, "\n".join(offenders)

@@ -112,7 +112,10 @@ async def set_fixtures(request: web.Request) -> web.Response:
     except FixtureError as exc:
         raise ApiError(400, "INVALID_FIXTURES", str(exc)) from None
     state = request.app[STATE]
-    state.serve(fixtures, merge=_query_flag(request, "merge"))
+    try:
+        state.serve(fixtures, merge=_query_flag(request, "merge"))
+    except FixtureError as exc:
+        raise ApiError(400, "INVALID_FIXTURES", str(exc)) from None
     return json_response({"ok": True, "flags": sorted(state.served.fixtures.flags)})
 
 
@@ -137,7 +140,12 @@ async def seed_management(request: web.Request) -> web.Response:
     except FixtureError as exc:
         raise ApiError(400, "INVALID_FIXTURES", str(exc)) from None
     store = request.app[STATE].management
-    store.reseed(store.seed.overlaid_with(seed) if _query_flag(request, "merge") else seed)
+    try:
+        if _query_flag(request, "merge"):
+            seed = store.merged_seed(seed, where / "orgs")
+    except FixtureError as exc:
+        raise ApiError(400, "INVALID_FIXTURES", str(exc)) from None
+    store.reseed(seed)
     return json_response(store.snapshot())
 
 

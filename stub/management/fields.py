@@ -56,10 +56,12 @@ class RefRule:
         return rule
 
 
-def check_known(body: Mapping[str, Any], allowed: Iterable[str]) -> None:
+def check_known(body: Mapping[Any, Any], allowed: Iterable[str]) -> None:
     """Unknown fields are refused, so a misspelt one never passes silently."""
     known = tuple(allowed)
     for name in body:
+        if not isinstance(name, str):  # YAML can make `on: 1` a boolean key
+            raise FieldError((), f"expected field names, got the key {name!r}")
         if name not in known:
             raise FieldError((name,), f"unknown field (expected one of {', '.join(known)})")
 
@@ -90,9 +92,13 @@ def boolean(raw: object, name: str) -> bool:
 
 
 def integer(raw: object, name: str, *, minimum: int | None = None) -> int:
-    """A JSON integer: typed clients decode these into ints, and one `2.0` breaks them."""
+    """A JSON integer within 64 bits: typed clients decode these into ints (one `2.0` breaks
+    them), and JSON writers refuse wider ones."""
     if isinstance(raw, bool) or not isinstance(raw, int):
-        raise FieldError((name,), f"must be an integer, got {json_type(raw)}")
+        shown = repr(raw) if isinstance(raw, float) else json_type(raw)
+        raise FieldError((name,), f"must be an integer, got {shown}")
+    if not -(2**63) <= raw < 2**63:
+        raise FieldError((name,), f"must be an integer within 64 bits, got {raw}")
     if minimum is not None and raw < minimum:
         raise FieldError((name,), f"must be at least {minimum}, got {raw}")
     return raw

@@ -18,9 +18,10 @@ from stub.management.store import (
     ManagementStore,
     NewEnvironment,
     NotFound,
+    Project,
 )
 from stub.state import STATE
-from stub.wire import ApiError, json_response, read_json_object
+from stub.wire import ApiError, encoded_response, json_response, read_json_object
 
 routes = web.RouteTableDef()
 
@@ -155,7 +156,7 @@ async def create_project(request: web.Request, session: Principal) -> web.Respon
 @_route("GET", "/v1/projects/{projectId}", "projects.get")
 async def get_project(request: web.Request, session: Principal) -> web.Response:
     project = _store(request).project(session.org_id, request.match_info["projectId"])
-    return json_response({"project": project.row()})
+    return encoded_response(project.answer("get", lambda p: {"project": p.row()}))
 
 
 @_route("PATCH", "/v1/projects/{projectId}", "projects.update")
@@ -204,10 +205,12 @@ _ATTRIBUTES = {
 @_route("GET", "/v1/projects/{projectId}/environments", "environments.list")
 async def list_environments(request: web.Request, session: Principal) -> web.Response:
     project = _store(request).project(session.org_id, request.match_info["projectId"])
+    return encoded_response(project.answer("environments", _environment_list))
+
+
+def _environment_list(project: Project) -> object:
     rows = [environment.list_row() for environment in project.listed_environments()]
-    return json_response(
-        {"defaultEnvironment": project.default_slug(), "environments": rows or [PLACEHOLDER_ROW]}
-    )
+    return {"defaultEnvironment": project.default_slug(), "environments": rows or [PLACEHOLDER_ROW]}
 
 
 @_route("POST", "/v1/projects/{projectId}/environments", "environments.create")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, TypeVar, get_args
@@ -225,17 +225,17 @@ def parse_management(raw: object, where: Where) -> ManagementSeed:
     """Validate the section; every error names the fixture's key path."""
     top = mapping(or_empty(raw), where, ("orgs",))
     orgs_doc = mapping(or_empty(top.get("orgs")), where / "orgs")
+    if any(not org_id.strip() for org_id in orgs_doc):
+        raise FixtureError((where / "orgs").says("an organisation id cannot be empty or blank"))
     orgs = {
         org_id: _org(org_id, body, where / "orgs" / org_id) for org_id, body in orgs_doc.items()
     }
     seed = ManagementSeed(MappingProxyType(orgs))
-    _check_unique_across_orgs(seed, where / "orgs")
+    check_unique_across_orgs(seed, where / "orgs")
     return seed
 
 
 def _org(org_id: str, raw: object, where: Where) -> SeededOrg:
-    if not org_id.strip():
-        raise FixtureError(where.says("an organisation id cannot be empty"))
     body = mapping(or_empty(raw), where, _ORG_KEYS)
     keys = _each(body.get("keys"), where / "keys", lambda item, at: _key(item, at, org_id))
     sessions = _each(
@@ -252,14 +252,14 @@ def _key(raw: object, where: Where, org_id: str) -> Principal:
     body = _fields(raw, where, _KEY_FIELDS)
     key = _required_text(body, where, "key")
     if family_of(key) is not Family.ORGANISATION:
-        raise FixtureError(
-            (where / "key").says("an organisation key must start with svc_org_ (see 'Keys')")
-        )
+        raise FixtureError((where / "key").says("an organisation key must start with svc_org_"))
     scope = _field(
         where, "scope", lambda: fields.one_of(body.get("scope", KEY_SCOPES[0]), "scope", KEY_SCOPES)
     )
-    user_id = _optional(body, where, "userId") or f"svc_principal_{org_id}"
-    return Principal(key, user_id, org_id, scope)
+    user_id = _optional(body, where, "userId")
+    if user_id is not None:
+        user_id = _required_text(body, where, "userId")
+    return Principal(key, user_id or f"svc_principal_{org_id}", org_id, scope)
 
 
 def _session(raw: object, where: Where, org_id: str) -> Principal:
@@ -375,11 +375,7 @@ def _edge(raw: object, where: Where, project_id: str) -> Edge:
         name: _required_text(body, where, name)
         for name in ("fromControlPointId", "toControlPointId")
     }
-    confidence = body.get("confidence", 1)
-    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
-        raise FixtureError((where / "confidence").says("expected a number from 0 to 1"))
-    if not 0 <= confidence <= 1:
-        raise FixtureError((where / "confidence").says(f"expected 0 to 1, got {confidence}"))
+    confidence = _confidence(body.get("confidence", 1), where / "confidence")
     evidence = mapping(or_empty(body.get("evidence")), where / "evidence")
     return Edge(
         edge_id=_optional(body, where, "edgeId")
@@ -406,6 +402,12 @@ def _edge(raw: object, where: Where, project_id: str) -> Edge:
         ),
         detected_at_sha=_optional(body, where, "detectedAtSha"),
     )
+
+
+def _confidence(raw: object, where: Where) -> float:
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 <= raw <= 1:
+        raise FixtureError(where.says(f"expected a number from 0 to 1, got {describe(raw)}"))
+    return raw
 
 
 def derived_id(prefix: str, *names: str) -> str:
@@ -445,31 +447,35 @@ def _check_unique(values: list[str], where: Where, name: str, what: str) -> None
         seen.add(value)
 
 
-def _check_unique_across_orgs(seed: ManagementSeed, where: Where) -> None:
-    """Tokens and ids are global: one token speaks for one principal, one id names one row."""
-    tokens: dict[str, str] = {}
-    ids: dict[str, str] = {}
+def check_unique_across_orgs(seed: ManagementSeed, where: Where) -> None:
+    """Tokens and ids are global: one token speaks for one principal, one id names one row, in
+    every organisation and across files and merges. `where` is the `orgs` mapping's place."""
+    owners: dict[str, str] = {}
     for org in seed.orgs.values():
-        for principal in org.principals:
-            if principal.token in tokens:
-                raise FixtureError(
-                    (where / org.org_id).says(
-                        "a key or session token is defined twice "
-                        f"(also in {tokens[principal.token]})"
-                    )
-                )
-            tokens[principal.token] = org.org_id
-        for project in org.projects:
-            for row_id in _ids(project):
-                if row_id in ids:
-                    raise FixtureError((where / org.org_id).says(f"id {row_id!r} is used twice"))
-                ids[row_id] = org.org_id
+        for path, value, what in _global_names(org, where / org.org_id):
+            if value in owners:
+                raise FixtureError(path.says(f"{what} is already used at {owners[value]}"))
+            owners[value] = path.path
 
 
-def _ids(project: SeededProject) -> list[str]:
-    found = [project.project_id, *(e.env_id for e in project.environments)]
-    found += [c.control_point_id for c in project.control_points]
-    return found
+def _global_names(org: SeededOrg, where: Where) -> Iterator[tuple[Where, str, str]]:
+    """Every token and id of an organisation, with where it stands and what it is."""
+    keys = [p for p in org.principals if p.scope != "cli"]
+    sessions = [p for p in org.principals if p.scope == "cli"]
+    for index, principal in enumerate(keys):
+        yield where / "keys" / str(index) / "key", principal.token, "this key"
+    for index, principal in enumerate(sessions):
+        yield where / "sessions" / str(index) / "token", principal.token, "this session token"
+    for p, project in enumerate(org.projects):
+        at = where / "projects" / str(p)
+        yield at / "projectId", project.project_id, f"id {project.project_id!r}"
+        for e, env in enumerate(project.environments):
+            yield at / "environments" / str(e) / "envId", env.env_id, f"id {env.env_id!r}"
+        for c, point in enumerate(project.control_points):
+            cp_id = point.control_point_id
+            yield at / "controlPoints" / str(c) / "controlPointId", cp_id, f"id {cp_id!r}"
+        for k, edge in enumerate(project.edges):
+            yield at / "edges" / str(k) / "edgeId", edge.edge_id, f"id {edge.edge_id!r}"
 
 
 def _each(raw: object, where: Where, parse: Callable[[object, Where], T]) -> tuple[T, ...]:
@@ -527,20 +533,20 @@ def _timestamp(body: Mapping[str, object], where: Where, name: str) -> str | Non
     raw = body.get(name)
     if raw is None:
         return None
-    if isinstance(raw, datetime.datetime):
-        moment = raw if raw.tzinfo else raw.replace(tzinfo=datetime.UTC)
-        return iso(moment)
-    if isinstance(raw, datetime.date):
-        return iso(datetime.datetime(raw.year, raw.month, raw.day, tzinfo=datetime.UTC))
-    if isinstance(raw, str):
-        try:
+    try:
+        if isinstance(raw, datetime.datetime):
+            return iso(raw if raw.tzinfo else raw.replace(tzinfo=datetime.UTC))
+        if isinstance(raw, datetime.date):
+            return iso(datetime.datetime(raw.year, raw.month, raw.day, tzinfo=datetime.UTC))
+        if isinstance(raw, str):
             return iso(datetime.datetime.fromisoformat(raw.replace("Z", "+00:00")))
-        except ValueError:
-            pass
+    except (ValueError, OverflowError):  # not ISO 8601, or outside the years UTC can carry
+        pass
     raise FixtureError((where / name).says(f"expected an ISO 8601 timestamp, got {describe(raw)}"))
 
 
 def iso(moment: datetime.datetime) -> str:
     """`2026-11-24T21:00:00.000Z`: UTC, milliseconds, as the service writes timestamps."""
     utc = moment.astimezone(datetime.UTC) if moment.tzinfo else moment
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+    # isoformat pads the year to four digits on every platform (strftime's %Y does not)
+    return utc.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"

@@ -4,10 +4,13 @@ atomic and two concurrent creates of one slug cannot both succeed), and reset to
 
 from __future__ import annotations
 
-import datetime
-from collections.abc import Mapping
+import calendar
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from stub.management.fields import RefRule
 from stub.management.ids import new_id
@@ -18,8 +21,9 @@ from stub.management.seed import (
     Principal,
     SeededEnvironment,
     SeededProject,
-    iso,
+    check_unique_across_orgs,
 )
+from stub.validation import Where
 
 Json = dict[str, Any]
 
@@ -124,6 +128,19 @@ class Project:
     environments: dict[str, Environment] = field(default_factory=dict)
     control_points: tuple[ControlPoint, ...] = ()
     edges: tuple[Edge, ...] = ()
+    _answers: dict[str, bytes] = field(default_factory=dict)
+    """Read answers encoded once and served until the project or an environment changes:
+    tools poll these far more often than they write."""
+
+    def answer(self, view: str, render: Callable[[Project], object]) -> bytes:
+        encoded = self._answers.get(view)
+        if encoded is None:
+            encoded = self._answers[view] = orjson.dumps(render(self))
+        return encoded
+
+    def changed(self) -> None:
+        """Every write to the project or its environments calls this (only the store writes)."""
+        self._answers.clear()
 
     def row(self) -> Json:
         """The full row; no organisation id ever goes on the wire."""
@@ -173,19 +190,31 @@ class NewEnvironment:
 
 
 class _Clock:
-    """ISO timestamps that always move forward, so `updatedAt` changes on every write even
-    within one millisecond."""
+    """ISO timestamps with milliseconds, cheap: the part up to the second is formatted once a
+    second (this runs on every write)."""
 
     def __init__(self) -> None:
-        self._last = datetime.datetime.min.replace(tzinfo=datetime.UTC)
+        self._second = -1
+        self._formatted_second = ""
 
     def now(self) -> str:
-        now = datetime.datetime.now(datetime.UTC)
-        moment = now.replace(microsecond=now.microsecond // 1000 * 1000)
-        if moment <= self._last:
-            moment = self._last + datetime.timedelta(milliseconds=1)
-        self._last = moment
-        return iso(moment)
+        return self._format(time.time_ns() // 1_000_000)
+
+    def after(self, stamp: str) -> str:
+        """Now, or a millisecond after `stamp` if now is not later: `updatedAt` moves on every
+        change, even two within one millisecond."""
+        now = self.now()
+        if now > stamp:
+            return now
+        second = calendar.timegm(time.strptime(stamp[:19], "%Y-%m-%dT%H:%M:%S"))
+        return self._format(second * 1000 + int(stamp[20:23]) + 1)
+
+    def _format(self, millis: int) -> str:
+        second, milli = divmod(millis, 1000)
+        if second != self._second:
+            self._second = second
+            self._formatted_second = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+        return f"{self._formatted_second}.{milli:03d}Z"
 
 
 class ManagementStore:
@@ -202,6 +231,13 @@ class ManagementStore:
         """Serve this seed from now on, from exactly its seeded state."""
         self.seed = seed
         self.reset()
+
+    def merged_seed(self, later: ManagementSeed, where: Where) -> ManagementSeed:
+        """The current seed overlaid with `later` (per organisation), tokens and ids checked
+        across both; FixtureError names the first clash."""
+        merged = self.seed.overlaid_with(later)
+        check_unique_across_orgs(merged, where)
+        return merged
 
     def reset(self) -> None:
         """Back to exactly the seeded state: created rows gone, deleted ones back, edits undone."""
@@ -238,7 +274,8 @@ class ManagementStore:
         project = self.project(org_id, project_id)
         for name, value in changes.items():
             setattr(project, name, value)
-        project.updated_at = self._clock.now()
+        project.updated_at = self._clock.after(project.updated_at)
+        project.changed()
         return project
 
     def delete_project(self, org_id: str, project_id: str) -> None:
@@ -275,7 +312,8 @@ class ManagementStore:
         )
         project.environments[environment.env_id] = environment
         if environment.is_default:
-            self._only_default(project, environment, now)
+            self._only_default(project, environment)
+        project.changed()
         return environment
 
     def update_environment(
@@ -284,12 +322,12 @@ class ManagementStore:
         """`changes` holds validated values by attribute (display_name, is_default, rules)."""
         project = self.project(org_id, project_id)
         environment = self.environment(org_id, project_id, env_id)
-        now = self._clock.now()
         for name, value in changes.items():
             setattr(environment, name, value)
-        environment.updated_at = now
+        environment.updated_at = self._clock.after(environment.updated_at)
         if changes.get("is_default") is True:
-            self._only_default(project, environment, now)
+            self._only_default(project, environment)
+        project.changed()
         return environment
 
     def delete_environment(self, org_id: str, project_id: str, env_id: str) -> None:
@@ -301,7 +339,8 @@ class ManagementStore:
         if removed.is_default and remaining:
             successor = remaining[0]
             successor.is_default = True
-            successor.updated_at = self._clock.now()
+            successor.updated_at = self._clock.after(successor.updated_at)
+        project.changed()
 
     # Control points: read-only, and another organisation's project reads as empty
 
@@ -328,11 +367,11 @@ class ManagementStore:
         if any(p.slug == slug for p in self.projects(org_id)):
             raise Conflict("a project with this slug already exists")
 
-    def _only_default(self, project: Project, keep: Environment, now: str) -> None:
+    def _only_default(self, project: Project, keep: Environment) -> None:
         for other in project.environments.values():
             if other is not keep and other.is_default:
                 other.is_default = False
-                other.updated_at = now
+                other.updated_at = self._clock.after(other.updated_at)
 
     def _seeded_project(self, org_id: str, seeded: SeededProject) -> Project:
         created = seeded.created_at or self._seeded_at
