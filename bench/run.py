@@ -3,7 +3,9 @@
 Each server is pinned to CPU 0 and wrk to CPU 1 (`taskset`); the two servers take turns under
 the same load so drift on the machine hits both alike. Prints throughput ratios, p50/p99,
 start-up to a healthy /health, RSS idle and after load, the 1,000-connection and the
-delay-fault scenarios. Every process it starts is stopped by PID. Needs `wrk` (Debian: wrk).
+delay-fault scenarios, and the management plane's reads and a repeatable write against evaluate
+on the same server (seeded from bench/management.yaml). Every process it starts is stopped by
+PID. Needs `wrk` (Debian: wrk).
 
     python bench/run.py               # about three minutes
     python bench/run.py --quick       # shorter runs, for a smoke check
@@ -33,6 +35,17 @@ ROUTE_BODIES = {
     "/v1/capture": {"events": [{"type": "exposure", "targetingKey": "u", "flagKey": "k"}]},
     "/flags": {"api_key": "phc", "distinct_id": "u", "flag_keys_to_evaluate": ["checkout-v2"]},
 }
+MANAGEMENT_KEY = "svc_org_bench"
+"""The bench organisation's key, seeded by MANAGEMENT_SEED with one project."""
+MANAGEMENT_SEED = (
+    "--fixtures",
+    str(HERE.parent / "fixtures"),
+    "--fixtures",
+    str(HERE / "management.yaml"),
+)
+"""The default fixtures (evaluate's flags) and then the bench organisation."""
+PROJECT = "/v1/projects/proj_bench"
+SEEDED_ENVIRONMENTS = 4
 SERVERS = {
     "svc-stub": [sys.executable, "-m", "stub", "--port", "0"],
     "bare aiohttp": [sys.executable, str(HERE / "baseline.py")],
@@ -61,6 +74,33 @@ class Server:
         return int(match.group(1)) / 1024 if match else float("nan")
 
 
+@dataclass(frozen=True)
+class Route:
+    """The one request wrk repeats in a scenario (bench/post.lua reads it from the environment)."""
+
+    path: str = "/v1/flags/evaluate"
+    method: str = "POST"
+    body: str | None = EVALUATE_BODY
+    token: str = "bench-key"
+
+    @property
+    def label(self) -> str:
+        return self.path if self.method == "POST" else f"{self.method} {self.path}"
+
+
+EVALUATE = Route()
+MANAGEMENT_ROUTES = (
+    Route(PROJECT, "GET", None, MANAGEMENT_KEY),
+    Route(PROJECT + "/environments", "GET", None, MANAGEMENT_KEY),
+    # Sets the same name every time: repeats forever without growing state or conflicting.
+    Route(PROJECT, "PATCH", json.dumps({"name": "Bench renamed"}), MANAGEMENT_KEY),
+)
+
+
+def posted(path: str) -> Route:
+    return Route(path, body=json.dumps(ROUTE_BODIES[path]))
+
+
 @dataclass
 class Load:
     rps: float
@@ -74,10 +114,10 @@ class Load:
 
 
 @contextmanager
-def started(name: str) -> Iterator[Server]:
+def started(name: str, *options: str) -> Iterator[Server]:
     began = time.perf_counter()
     process = subprocess.Popen(
-        ["taskset", "-c", SERVER_CPU, *SERVERS[name]],
+        ["taskset", "-c", SERVER_CPU, *SERVERS[name], *options],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -100,25 +140,34 @@ def started(name: str) -> Iterator[Server]:
             process.wait()
 
 
-def get(url: str, body: bytes | None = None, timeout: float = 5) -> bytes:
-    request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+def get(
+    url: str,
+    body: bytes | None = None,
+    timeout: float = 5,
+    method: str | None = None,
+    token: str | None = None,
+) -> bytes:
+    headers = {"Content-Type": "application/json"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(url, data=body, headers=headers, method=method)
     with urllib.request.urlopen(request, timeout=timeout) as answer:
         received: bytes = answer.read()
         return received
 
 
-def measured(
-    server: Server, connections: int, seconds: float, path: str = "/v1/flags/evaluate"
-) -> Load:
+def measured(server: Server, connections: int, seconds: float, route: Route = EVALUATE) -> Load:
     before = server.cpu_s
-    load = wrk(server.url, connections, seconds, path)
+    load = wrk(server.url, connections, seconds, route)
     load.cpu_us = (server.cpu_s - before) / max(load.requests, 1) * 1e6
     return load
 
 
-def wrk(url: str, connections: int, seconds: float, path: str = "/v1/flags/evaluate") -> Load:
-    body = json.dumps(ROUTE_BODIES[path]) if path in ROUTE_BODIES else EVALUATE_BODY
-    env = {**os.environ, "BENCH_BODY": body, "BENCH_PATH": path}
+def wrk(url: str, connections: int, seconds: float, route: Route = EVALUATE) -> Load:
+    env = {name: value for name, value in os.environ.items() if not name.startswith("BENCH_")}
+    env |= {"BENCH_PATH": route.path, "BENCH_METHOD": route.method, "BENCH_TOKEN": route.token}
+    if route.body is not None:
+        env["BENCH_BODY"] = route.body
     out = subprocess.run(
         [
             "taskset",
@@ -173,7 +222,7 @@ def throughput(seconds: float, rounds: int) -> None:
     )
     print("|---|---|---|---|---|---|---|---|")
     with (
-        started("svc-stub") as stub,
+        started("svc-stub", *MANAGEMENT_SEED) as stub,
         started("bare aiohttp") as bare,
         started("aiohttp ceiling") as ceiling,
     ):
@@ -198,12 +247,57 @@ def throughput(seconds: float, rounds: int) -> None:
         evaluate = min((measured(stub, 64, seconds) for _ in range(2)), key=lambda x: x.cpu_us)
         for route in ("/v1/capture", "/flags"):
             load = min(
-                (measured(stub, 64, seconds, route) for _ in range(2)), key=lambda x: x.cpu_us
+                (measured(stub, 64, seconds, posted(route)) for _ in range(2)),
+                key=lambda x: x.cpu_us,
             )
             print(
                 f"| {route} | {load.rps:,.0f} | {load.cpu_us:.1f} µs | "
                 f"{load.cpu_us / evaluate.cpu_us:.2f} |"
             )
+        management(stub, seconds, evaluate)
+
+
+def management(stub: Server, seconds: float, evaluate: Load) -> None:
+    """The management plane's reads and a write, against the evaluate figure just taken."""
+    check_management(stub.url)
+    print(
+        f"\nManagement plane (organisation key, seeded project with {SEEDED_ENVIRONMENTS} "
+        "environments), 64 connections, against evaluate on the same server:\n"
+    )
+    print("| route | req/s | CPU per request | CPU relative to evaluate | failed requests |")
+    print("|---|---|---|---|---|")
+    for route in MANAGEMENT_ROUTES:
+        loads = [measured(stub, 64, seconds, route) for _ in range(2)]
+        load = min(loads, key=lambda x: x.cpu_us)
+        failed = sum(one.non_2xx + one.errors for one in loads)
+        verdict = f"**{failed:,} FAILED** (non-2xx or socket errors)" if failed else "0"
+        print(
+            f"| {route.label} | {load.rps:,.0f} | {load.cpu_us:.1f} µs | "
+            f"{load.cpu_us / evaluate.cpu_us:.2f} | {verdict} |"
+        )
+
+
+def check_management(url: str) -> None:
+    """Each management request answers 200 with the seeded rows before it is measured: a 401
+    or 404 is cheap, and would make the plane look faster than it is."""
+    answers = {
+        route: json.loads(
+            get(
+                url + route.path,
+                route.body.encode() if route.body is not None else None,
+                method=route.method,
+                token=route.token,
+            )
+        )
+        for route in MANAGEMENT_ROUTES
+    }
+    project, environments, patched = (answers[route] for route in MANAGEMENT_ROUTES)
+    if project["project"]["projectId"] != "proj_bench":
+        raise RuntimeError(f"GET {PROJECT}: not the seeded project: {project}")
+    if len(environments["environments"]) != SEEDED_ENVIRONMENTS:
+        raise RuntimeError(f"GET {PROJECT}/environments: not the seeded ones: {environments}")
+    if patched["project"]["name"] != "Bench renamed":
+        raise RuntimeError(f"PATCH {PROJECT}: the name did not change: {patched}")
 
 
 def startup(times: int) -> None:

@@ -43,18 +43,12 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
     app[STATE] = state
     paths = _Paths()
     for plane in CLIENT_PLANES:
-        for route in _defs(plane.routes):
-            name = route.kwargs["name"]
-            wrapped = client_route(
-                state,
-                route.handler,
-                name=name,
-                selector=selector_of(name),
-                error_body=plane.error_body,
-            )
+        for path, routes in _by_path(plane.routes).items():
+            handlers = {route.method: _client_route(state, route, plane) for route in routes}
             # clients also use a trailing slash: served in place, never redirected
-            for path in (route.path, route.path + "/"):
-                _add(app, paths, route.method, path, wrapped, plane.error_body)
+            for spelling in (path, path + "/"):
+                for method, handler in handlers.items():
+                    _add(app, paths, method, spelling, handler, plane.error_body)
     for route in _defs(control.routes):
         wrapped = control_route(route.handler)
         if config.control_token is not None and route.path.startswith("/_test/"):
@@ -74,8 +68,24 @@ def selector_of(route_name: str) -> str:
     return route_name.partition(".")[0]
 
 
+def _client_route(state: StubState, route: web.RouteDef, plane: _Plane) -> Handler:
+    name = route.kwargs["name"]
+    return client_route(
+        state, route.handler, name=name, selector=selector_of(name), error_body=plane.error_body
+    )
+
+
 def _defs(table: web.RouteTableDef) -> list[web.RouteDef]:
     return [route for route in table if isinstance(route, web.RouteDef)]
+
+
+def _by_path(table: web.RouteTableDef) -> dict[str, list[web.RouteDef]]:
+    """Routes grouped by path, so each path's methods are added one after another and aiohttp
+    keeps them in one resource: a request then tests one pattern per path, not one per route."""
+    grouped: dict[str, list[web.RouteDef]] = {}
+    for route in _defs(table):
+        grouped.setdefault(route.path, []).append(route)
+    return grouped
 
 
 def _add(

@@ -84,11 +84,11 @@ def _authenticate(request: web.Request, name: str) -> Principal:
     token = _bearer(request)
     if not token:
         raise ApiError(401, "UNAUTHORIZED", f"missing bearer token: {MANAGEMENT_KEY_HINT}")
-    wrong_plane = not_for_management(token)
-    if wrong_plane is not None:
-        raise ApiError(401, "UNAUTHORIZED", wrong_plane)
     principal = _store(request).principal(token)
     if principal is None:
+        wrong_plane = not_for_management(token)  # only seeded tokens pass: classify the rest
+        if wrong_plane is not None:
+            raise ApiError(401, "UNAUTHORIZED", wrong_plane)
         raise ApiError(
             401,
             "UNAUTHORIZED",
@@ -193,13 +193,14 @@ _ENVIRONMENT_CREATE = (
     "webhookAliases",
 )
 _ENVIRONMENT_UPDATE = ("displayName", "isDefault", "branchRules", "tagRules", "webhookAliases")
-_ATTRIBUTES = {
-    "displayName": "display_name",
-    "isDefault": "is_default",
-    "branchRules": "branch_rules",
-    "tagRules": "tag_rules",
-    "webhookAliases": "webhook_aliases",
-}
+_ENVIRONMENT_CHECKS: tuple[tuple[str, str, Callable[[object, str], object]], ...] = (
+    ("displayName", "display_name", fields.text),
+    ("isDefault", "is_default", fields.boolean),
+    ("branchRules", "branch_rules", fields.ref_rules),
+    ("tagRules", "tag_rules", fields.ref_rules),
+    ("webhookAliases", "webhook_aliases", fields.strings),
+)
+"""The optional fields create and update share: wire name, attribute, check."""
 
 
 @_route("GET", "/v1/projects/{projectId}/environments", "environments.list")
@@ -259,18 +260,12 @@ def _environment_path(request: web.Request) -> tuple[str, str]:
 
 
 def _environment_fields(body: Mapping[str, Any]) -> dict[str, Any]:
-    """The optional fields that create and update share, by attribute name."""
-    checked: dict[str, Any] = {}
-    if body.get("displayName") is not None:
-        checked["display_name"] = fields.text(body["displayName"], "displayName")
-    if body.get("isDefault") is not None:
-        checked["is_default"] = fields.boolean(body["isDefault"], "isDefault")
-    for name in ("branchRules", "tagRules"):
-        if body.get(name) is not None:
-            checked[_ATTRIBUTES[name]] = fields.ref_rules(body[name], name)
-    if body.get("webhookAliases") is not None:
-        checked["webhook_aliases"] = fields.strings(body["webhookAliases"], "webhookAliases")
-    return checked
+    """The shared optional fields that were sent, checked, by attribute name."""
+    return {
+        attribute: check(body[name], name)
+        for name, attribute, check in _ENVIRONMENT_CHECKS
+        if body.get(name) is not None
+    }
 
 
 # Control points: read-only; another organisation's project reads as an empty list

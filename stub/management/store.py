@@ -190,12 +190,13 @@ class NewEnvironment:
 
 
 class _Clock:
-    """ISO timestamps with milliseconds, cheap: the part up to the second is formatted once a
-    second (this runs on every write)."""
+    """ISO timestamps with milliseconds, cheap on the write path: the part up to the second is
+    formatted once a second, and the last stamp given out is remembered, not parsed back."""
 
     def __init__(self) -> None:
         self._second = -1
         self._formatted_second = ""
+        self._last = ("", 0)
 
     def now(self) -> str:
         return self._format(time.time_ns() // 1_000_000)
@@ -203,18 +204,20 @@ class _Clock:
     def after(self, stamp: str) -> str:
         """Now, or a millisecond after `stamp` if now is not later: `updatedAt` moves on every
         change, even two within one millisecond."""
-        now = self.now()
-        if now > stamp:
-            return now
-        second = calendar.timegm(time.strptime(stamp[:19], "%Y-%m-%dT%H:%M:%S"))
-        return self._format(second * 1000 + int(stamp[20:23]) + 1)
+        text, millis = self._last
+        if stamp != text:
+            second = calendar.timegm(time.strptime(stamp[:19], "%Y-%m-%dT%H:%M:%S"))
+            millis = second * 1000 + int(stamp[20:23])
+        return self._format(max(time.time_ns() // 1_000_000, millis + 1))
 
     def _format(self, millis: int) -> str:
         second, milli = divmod(millis, 1000)
         if second != self._second:
             self._second = second
             self._formatted_second = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
-        return f"{self._formatted_second}.{milli:03d}Z"
+        text = f"{self._formatted_second}.{milli:03d}Z"
+        self._last = (text, millis)
+        return text
 
 
 class ManagementStore:
