@@ -219,6 +219,30 @@ class TestAbuse:
         assert body["ok"] is False
         assert live_stub.get("/health") == {"ok": True}
 
+    @pytest.mark.parametrize("asked", [None, "429"])
+    def test_a_bad_deflate_body_sent_after_its_headers_is_answered(
+        self, live_stub: SpawnedStub, asked: str | None
+    ) -> None:
+        """Headers first, the body a moment later: the request is being handled when the body
+        fails to decode, and must still be answered (it used to wait for the client to leave)."""
+        body = b"[" * 700 + b"]" * 700
+        fault_header = f"X-Svc-Test-Fault: {asked}\r\n" if asked else ""
+        host, port = live_stub.url.removeprefix("http://").rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=5) as connection:
+            connection.sendall(
+                f"POST /v1/flags/evaluate HTTP/1.1\r\nHost: {host}\r\n"
+                f"Authorization: Bearer k\r\n{fault_header}Content-Encoding: deflate\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n".encode()
+            )
+            time.sleep(0.3)  # the handler starts on the headers alone
+            connection.sendall(body)
+            answer = connection.recv(65536)
+        head, _, payload = answer.partition(b"\r\n\r\n")
+        expected = b" 429 " if asked else b" 400 "
+        assert expected in head.split(b"\r\n")[0], answer
+        assert json.loads(payload)["ok"] is False
+        assert live_stub.get("/health") == {"ok": True}
+
     @pytest.mark.parametrize("fault", [None, "500", "429"])
     def test_a_body_that_is_not_its_gzip_closes_the_connection_cleanly(
         self, fault: str | None

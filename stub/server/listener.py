@@ -13,7 +13,8 @@ from http import HTTPStatus
 
 import orjson
 from aiohttp import web
-from aiohttp.web_protocol import RequestHandler
+from aiohttp.http_parser import RawRequestMessage
+from aiohttp.web_protocol import RequestHandler, RequestPayloadError
 
 from stub.server.access_log import RedactingAccessLogger
 from stub.wire import JSON
@@ -88,6 +89,24 @@ class _JsonErrorHandler(RequestHandler):
         response = web.Response(status=status, body=orjson.dumps(body), content_type=JSON)
         response.force_close()
         return response
+
+    def data_received(self, data: bytes) -> None:
+        """aiohttp's C parser reports a body whose encoding fails at its very end (a bad
+        deflate stream) as a new parse error, and leaves the body of the request already being
+        handled open: its handler, or a fault draining it, would wait until the client gave up.
+        End that body with the error instead, so the request is answered and the connection
+        then closes (see wire.read_body). It reads two of the handler's own attributes, which
+        aiohttp declares in its slots; a test pins the behaviour."""
+        handling = self._current_request
+        queued = len(self._messages)
+        super().data_received(data)
+        if handling is None or len(self._messages) <= queued:
+            return
+        message, _ = self._messages[-1]
+        payload = handling.content
+        still_open = payload.exception() is None and not payload.is_eof()
+        if not isinstance(message, RawRequestMessage) and still_open:
+            payload.set_exception(RequestPayloadError("the body does not decode"))
 
     async def finish_response(
         self, request: web.BaseRequest, resp: web.StreamResponse, start_time: float | None
