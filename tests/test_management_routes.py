@@ -757,6 +757,48 @@ class TestState:
         ]
 
 
+class TestBounds:
+    async def test_text_fields_and_lists_are_bounded(self, mgmt: Client) -> None:
+        long_name = {"name": "x" * 1001, "slug": "x"}
+        assert await call(mgmt, "POST", "/v1/projects", long_name) == (
+            400,
+            error("VALIDATION", "name: at most 1,000 characters, got 1,001"),
+        )
+        long_description = {"name": "X", "slug": "x", "description": "d" * 10_000}
+        assert (await call(mgmt, "POST", "/v1/projects", long_description))[0] == 201
+        rules = [{"kind": "exact", "value": str(n)} for n in range(101)]
+        body = {"slug": "x", "displayName": "X", "branchRules": rules}
+        assert await call(mgmt, "POST", f"{CHECKOUT}/environments", body) == (
+            400,
+            error("VALIDATION", "branchRules: at most 100 items, got 101"),
+        )
+
+    async def test_a_full_organisation_refuses_another_project_with_a_clear_409(
+        self, mgmt: Client, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr("stub.management.store.MAX_PROJECTS", 3)  # two seeded, one more
+        await create_project(mgmt, "third")
+        assert await call(mgmt, "POST", "/v1/projects", {"name": "X", "slug": "fourth"}) == (
+            409,
+            error(
+                "CONFLICT",
+                "this stub holds at most 3 projects per organisation: delete some, or reset it",
+            ),
+        )
+        await ok(mgmt, "DELETE", "/v1/projects/proj_checkout")
+        await create_project(mgmt, "fourth")
+
+    async def test_a_full_project_refuses_another_environment(
+        self, mgmt: Client, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr("stub.management.store.MAX_ENVIRONMENTS", 3)
+        status, body = await call(
+            mgmt, "POST", f"{CHECKOUT}/environments", {"slug": "qa", "displayName": "QA"}
+        )
+        assert (status, body["error"]["code"]) == (409, "CONFLICT")
+        assert "at most 3 environments per project" in body["error"]["message"]
+
+
 class TestFaults:
     async def test_an_armed_fault_on_a_resource_answers_in_this_planes_envelope(
         self, mgmt: Client

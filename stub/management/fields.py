@@ -72,17 +72,29 @@ def required(body: Mapping[str, Any], name: str) -> Any:
     return body[name]
 
 
-def text(raw: object, name: str, *, allow_empty: bool = False) -> str:
+MAX_TEXT = 1_000
+"""Characters in one text field (a description may have ten times as many)."""
+MAX_ITEMS = 100
+"""Ref-rules or aliases in one list."""
+
+
+def text(raw: object, name: str, *, allow_empty: bool = False, longest: int = MAX_TEXT) -> str:
     if not isinstance(raw, str):
         raise FieldError((name,), f"must be a string, got {json_type(raw)}")
     if not allow_empty and not raw.strip():
         raise FieldError((name,), "must not be empty")
+    if len(raw) > longest:
+        raise FieldError((name,), f"at most {longest:,} characters, got {len(raw):,}")
     return raw
 
 
-def optional_text(raw: object, name: str) -> str | None:
+def optional_text(raw: object, name: str, *, longest: int = MAX_TEXT) -> str | None:
     """A string, or null; `""` stays `""` (infrastructure tools compare what they sent)."""
-    return None if raw is None else text(raw, name, allow_empty=True)
+    return None if raw is None else text(raw, name, allow_empty=True, longest=longest)
+
+
+def description(raw: object) -> str | None:
+    return optional_text(raw, "description", longest=10 * MAX_TEXT)
 
 
 def boolean(raw: object, name: str) -> bool:
@@ -123,10 +135,18 @@ def environment_slug(raw: object) -> str:
 def strings(raw: object, name: str) -> tuple[str, ...]:
     if not isinstance(raw, list):
         raise FieldError((name,), f"must be an array of strings, got {json_type(raw)}")
+    _check_count(raw, name)
     for index, item in enumerate(raw):
-        if not isinstance(item, str):
-            raise FieldError((name, index), f"must be a string, got {json_type(item)}")
+        try:
+            text(item, name, allow_empty=True)
+        except FieldError as error:
+            raise FieldError((name, index), error.problem) from None
     return tuple(raw)
+
+
+def _check_count(items: list[Any], name: str) -> None:
+    if len(items) > MAX_ITEMS:
+        raise FieldError((name,), f"at most {MAX_ITEMS} items, got {len(items)}")
 
 
 _RULE_FIELDS = ("kind", "value", "repo")
@@ -136,6 +156,7 @@ def ref_rules(raw: object, name: str) -> tuple[RefRule, ...]:
     """`[{kind: exact|prefix|glob, value: non-empty string, repo?: string}]`."""
     if not isinstance(raw, list):
         raise FieldError((name,), f"must be an array of ref-rules, got {json_type(raw)}")
+    _check_count(raw, name)
     return tuple(_ref_rule(item, name, index) for index, item in enumerate(raw))
 
 

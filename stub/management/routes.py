@@ -148,7 +148,7 @@ async def create_project(request: web.Request, session: Principal) -> web.Respon
     body = await _body(request, _PROJECT_CREATE)
     name = fields.text(fields.required(body, "name"), "name")
     slug = fields.project_slug(fields.required(body, "slug"))
-    description = fields.optional_text(body.get("description"), "description")
+    description = fields.description(body.get("description"))
     project = _store(request).create_project(session.org_id, name, slug, description)
     return json_response({"project": project.row()}, status=201)
 
@@ -168,7 +168,7 @@ async def update_project(request: web.Request, session: Principal) -> web.Respon
     if "name" in body:
         changes["name"] = fields.text(body["name"], "name")
     if "description" in body:
-        changes["description"] = fields.optional_text(body["description"], "description")
+        changes["description"] = fields.description(body["description"])
     if "status" in body:
         changes["status"] = fields.one_of(body["status"], "status", fields.PROJECT_STATUSES)
     project = store.update_project(session.org_id, project_id, changes)

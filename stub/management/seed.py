@@ -302,7 +302,9 @@ def _project(raw: object, where: Where, org_id: str) -> SeededProject:
         name=_required_text(body, where, "name"),
         slug=slug,
         project_id=project_id,
-        description=_optional(body, where, "description"),
+        description=_field(
+            where, "description", lambda: fields.description(body.get("description"))
+        ),
         status=_field(
             where,
             "status",

@@ -28,6 +28,11 @@ from stub.validation import Where
 Json = dict[str, Any]
 
 PLACEHOLDER_SLUG = "production"
+MAX_PROJECTS = 1_000
+"""Projects one organisation can hold: a tool stuck in a create loop meets a clear 409, not a
+stub that grows until the machine runs out of memory."""
+MAX_ENVIRONMENTS = 100
+"""Environments one project can hold."""
 
 
 class NotFound(Exception):
@@ -267,6 +272,7 @@ class ManagementStore:
 
     def create_project(self, org_id: str, name: str, slug: str, description: str | None) -> Project:
         self._check_project_slug(org_id, slug)
+        _check_room(len(self.projects(org_id)), MAX_PROJECTS, "projects per organisation")
         now = self._clock.now()
         project = Project(new_id("proj_"), org_id, name, slug, description, "active", now, now)
         self._projects[project.project_id] = project
@@ -297,6 +303,7 @@ class ManagementStore:
         project = self.project(org_id, project_id)
         if any(e.slug == new.slug for e in project.environments.values()):
             raise Conflict("an environment with this slug already exists in this project")
+        _check_room(len(project.environments), MAX_ENVIRONMENTS, "environments per project")
         now = self._clock.now()
         first = not project.environments
         environment = Environment(
@@ -396,6 +403,11 @@ class ManagementStore:
             environment = _seeded_environment(project, env, self._seeded_at, first_by_default)
             project.environments[environment.env_id] = environment
         return project
+
+
+def _check_room(held: int, most: int, what: str) -> None:
+    if held >= most:
+        raise Conflict(f"this stub holds at most {most:,} {what}: delete some, or reset it")
 
 
 def _seeded_environment(
