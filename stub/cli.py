@@ -56,6 +56,18 @@ class ConfigError(Exception):
     "Default: any non-empty key.",
 )
 @click.option(
+    "--strict-keys",
+    is_flag=True,
+    help="Refuse a key sent to the wrong plane, or a browser key outside its scope (401/403), "
+    "instead of serving it with an X-Svc-Stub-Warning header.",
+)
+@click.option(
+    "--rate-limit",
+    metavar="N/s",
+    help="Requests a second each key may make on runtime and vendor routes; over it, 429 with "
+    "Retry-After. Default: no limit.",
+)
+@click.option(
     "--allow-non-loopback", is_flag=True, help="Permit a --host that is not a loopback address."
 )
 @click.option(
@@ -90,6 +102,8 @@ def command(
     port: int,
     fixture_paths: tuple[Path, ...],
     api_keys: tuple[str, ...],
+    strict_keys: bool,
+    rate_limit: str | None,
     allow_non_loopback: bool,
     control_token: str | None,
     max_recorded: int,
@@ -107,6 +121,8 @@ def command(
         port=port,
         fixture_paths=fixture_paths,
         api_keys=frozenset(api_keys),
+        strict_keys=strict_keys,
+        rate_limit=_rate(rate_limit),
         allow_non_loopback=allow_non_loopback,
         control_token=secrets.token_urlsafe(24) if generated_token else control_token,
         max_recorded=max_recorded,
@@ -132,6 +148,19 @@ def command(
         asyncio.run(serve(app, config.host, config.port, on_ready=ready, access_log=access_log))
     except ListenError as exc:
         raise ConfigError(str(exc)) from None
+
+
+def _rate(raw: str | None) -> float | None:
+    """`50/s` or `50`: requests a second, above 0."""
+    if raw is None:
+        return None
+    try:
+        rate = float(raw.strip().removesuffix("/s"))
+    except ValueError:
+        rate = 0.0
+    if not 0 < rate < 1e9:
+        raise ConfigError(f"--rate-limit: expected requests a second like 50/s, got {raw!r}")
+    return rate
 
 
 def _allow_many_connections() -> None:

@@ -20,6 +20,11 @@ class StubConfig:
     """Empty: the default fixture set shipped with the package."""
     api_keys: frozenset[str] = field(default_factory=frozenset)
     """Empty: any non-empty key is accepted (the service's stub rule)."""
+    strict_keys: bool = False
+    """Refuse a key used where the service would (the wrong plane, a browser key's scope)
+    instead of serving it with a warning."""
+    rate_limit: float | None = None
+    """Requests a second each key may make; None: no limit."""
     allow_non_loopback: bool = False
     control_token: str | None = None
     """When set, every /_test/ route requires `Authorization: Bearer <control_token>`."""

@@ -10,6 +10,7 @@ from types import MappingProxyType
 
 import yaml
 
+from stub.keys import KeyRules, parse_keys_section
 from stub.management.seed import (
     DEFAULT_SEED,
     ManagementSeed,
@@ -42,7 +43,7 @@ __all__ = [
 ]
 
 FIXTURE_SUFFIXES = (".yaml", ".yml", ".json")
-_TOP_LEVEL_KEYS = ("flags", "vendor", "management")
+_TOP_LEVEL_KEYS = ("flags", "vendor", "management", "keys")
 _VENDOR_KEYS = ("flags", "definitions")
 
 
@@ -55,6 +56,8 @@ class FixtureSet:
     vendor_flags: Mapping[str, JsonValue] | None = None
     vendor_definitions: Mapping[str, JsonValue] | None = None
     management: ManagementSeed | None = None
+    keys: KeyRules | None = None
+    """The `keys:` section (None: the document has none)."""
 
     @property
     def management_seed(self) -> ManagementSeed:
@@ -81,6 +84,9 @@ class FixtureSet:
                 else self.vendor_definitions
             ),
             management=management,
+            keys=later.keys
+            if self.keys is None
+            else (self.keys if later.keys is None else self.keys.overlaid_with(later.keys)),
         )
 
 
@@ -153,6 +159,7 @@ def parse_fixture_document(document: object, source: str) -> FixtureSet:
             if "management" in top
             else None
         ),
+        keys=parse_keys_section(top["keys"], where / "keys") if "keys" in top else None,
     )
 
 

@@ -6,7 +6,15 @@ answer that refuses one says which plane the key belongs to, and never echoes th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
+from types import MappingProxyType
+from typing import Literal
+
+from stub import validation
+from stub.rate_limit import Limits
+from stub.validation import FixtureError, Where, mapping, or_empty
 
 
 class Family(StrEnum):
@@ -73,3 +81,141 @@ def not_for_management(key: str) -> str | None:
     if family in (Family.ORGANISATION, Family.OTHER):
         return None
     return f"{describe(family)} belongs to {home_of(family)}, not here; {MANAGEMENT_KEY_HINT}"
+
+
+ClientPlane = Literal["runtime", "vendor"]
+Kind = Literal["server", "browser"]
+"""What a configured runtime key is: a server key, or a browser key held to its scope."""
+
+_BROWSER_SCOPE = (
+    "a browser key (svc_public_...) may call only /v1/flags/evaluate, /v1/capture and "
+    "/v1/targets/register"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Misuse:
+    """A key used where the service would refuse it: `status` under --strict-keys, else a
+    warning on a served request. `message` names the family and the plane, never the key."""
+
+    status: int
+    message: str
+
+
+def misuse(family: Family, plane: ClientPlane) -> Misuse | None:
+    """Whether a key of this family may call a route of this plane, as the service decides."""
+    if family is Family.BROWSER and plane == "vendor":
+        return Misuse(403, _BROWSER_SCOPE)
+    wrong = (Family.ORGANISATION, Family.VENDOR) if plane == "runtime" else (Family.ORGANISATION,)
+    if family in wrong:
+        return Misuse(401, f"{describe(family)} belongs to {home_of(family)}, not here")
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRules:
+    """The `keys:` fixture section: strictness, accepted keys with their kind, rate limits."""
+
+    strict: bool | None = None
+    """None: as the command line says (--strict-keys)."""
+    accepted: Mapping[str, Kind] = field(default_factory=lambda: MappingProxyType({}))
+    limits: Limits | None = None
+    """None: as the command line says (--rate-limit)."""
+
+    def overlaid_with(self, later: KeyRules) -> KeyRules:
+        return KeyRules(
+            later.strict if later.strict is not None else self.strict,
+            MappingProxyType({**self.accepted, **later.accepted}),
+            later.limits if later.limits is not None else self.limits,
+        )
+
+
+_SECTION_KEYS = ("strict", "accepted", "rateLimit")
+_ACCEPTED_KEYS = ("key", "kind")
+_LIMIT_KEYS = ("perSecond", "perKey")
+
+
+def parse_keys_section(raw: object, where: Where) -> KeyRules:
+    section = mapping(or_empty(raw), where, _SECTION_KEYS)
+    strict = section.get("strict")
+    if strict is not None and not isinstance(strict, bool):
+        raise FixtureError(
+            (where / "strict").says(f"expected true or false, got {validation.describe(strict)}")
+        )
+    accepted: dict[str, Kind] = {}
+    listed = section.get("accepted") or []
+    if not isinstance(listed, list):
+        raise FixtureError(
+            (where / "accepted").says(f"expected a list, got {validation.describe(listed)}")
+        )
+    for index, item in enumerate(listed):
+        at = where / "accepted" / str(index)
+        entry = mapping(item, at, _ACCEPTED_KEYS)
+        key, kind = entry.get("key"), entry.get("kind", "server")
+        if not isinstance(key, str) or not key.strip():
+            raise FixtureError(
+                (at / "key").says(f"expected a non-empty key, got {validation.describe(key)}")
+            )
+        if kind not in ("server", "browser"):
+            raise FixtureError(
+                (at / "kind").says(f"expected server or browser, got {validation.describe(kind)}")
+            )
+        accepted[key.strip()] = "browser" if kind == "browser" else "server"
+    limits = None
+    if section.get("rateLimit") is not None:
+        limits = parse_limits(section["rateLimit"], where / "rateLimit")
+    return KeyRules(strict, MappingProxyType(accepted), limits)
+
+
+def parse_limits(raw: object, where: Where) -> Limits:
+    """`{perSecond: N, perKey: {key: N}}`; a rate is a number above 0 (requests a second)."""
+    body = mapping(raw, where, _LIMIT_KEYS)
+    per_second = body.get("perSecond")
+    if per_second is not None:
+        per_second = _rate(per_second, where / "perSecond")
+    per_key = mapping(or_empty(body.get("perKey")), where / "perKey")
+    rates = {key: _rate(rate, where / "perKey" / key) for key, rate in per_key.items()}
+    return Limits(per_second, MappingProxyType(rates))
+
+
+def _rate(raw: object, where: Where) -> float:
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 < raw < 1e9:
+        raise FixtureError(
+            where.says(f"expected requests a second above 0, got {validation.describe(raw)}")
+        )
+    return float(raw)
+
+
+class KeyPolicy:
+    """What one stub accepts: keys (none listed: any non-empty key, the spec's stub rule), each
+    one's family (a configured kind wins over the prefix), and whether misuse is refused."""
+
+    __slots__ = ("_families", "accepted", "strict")
+
+    def __init__(self, strict: bool, accepted: Mapping[str, Kind | None]) -> None:
+        self.strict = strict
+        self.accepted = accepted
+        self._families: dict[str, Family] = {}
+
+    @classmethod
+    def of(cls, strict: bool, api_keys: frozenset[str], rules: KeyRules | None) -> KeyPolicy:
+        """The command line's keys and strictness, and a fixture `keys:` section over them."""
+        accepted: dict[str, Kind | None] = dict.fromkeys(api_keys)
+        if rules is not None:
+            accepted.update(rules.accepted)
+            strict = rules.strict if rules.strict is not None else strict
+        return cls(strict, MappingProxyType(accepted))
+
+    def family(self, key: str) -> Family:
+        """Cached: a client sends the same key on every request."""
+        family = self._families.get(key)
+        if family is None:
+            kind = self.accepted.get(key)
+            family = _KINDS[kind] if kind is not None else family_of(key)
+            if len(self._families) < _MAX_CACHED:
+                self._families[key] = family
+        return family
+
+
+_MAX_CACHED = 10_000
+_KINDS: Mapping[Kind, Family] = {"server": Family.SERVER, "browser": Family.BROWSER}

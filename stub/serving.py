@@ -15,9 +15,18 @@ from aiohttp import HttpVersion11, web
 from aiohttp.typedefs import Handler
 
 from stub.faults.arming import Fired, request_fault
-from stub.faults.modes import FAULTS, Hit
-from stub.state import StubState
-from stub.wire import REQUEST_SEQ, ApiError, ErrorBody, body_broken, runtime_error_body
+from stub.faults.modes import FAULTS, FaultMode, FaultSpec, Hit
+from stub.keys import ClientPlane, misuse
+from stub.state import STATE, StubState
+from stub.wire import (
+    REQUEST_SEQ,
+    RUNTIME_KEY_HINT,
+    ApiError,
+    ErrorBody,
+    body_broken,
+    check_api_key,
+    runtime_error_body,
+)
 
 log = logging.getLogger("stub")
 
@@ -44,6 +53,7 @@ def client_route(
         started = time.perf_counter()
         fired: Fired | None = None
         status: int | None = None
+        response: web.StreamResponse | None = None
         try:
             fired = _fault_for(request, state, selector)
             if fired is None or fired.spec is None or selector is None:
@@ -59,19 +69,81 @@ def client_route(
             return response
         except ApiError as error:
             status = error.status
-            return error.to_response(error_body)
+            if isinstance(error, RateLimited):
+                fired = error.fired
+            response = error.to_response(error_body)
+            return response
         except Exception:
             status = INTERNAL.status
             log.exception("unexpected error on %s %s", request.method, request.path)
-            return INTERNAL.to_response(error_body)
+            response = INTERNAL.to_response(error_body)
+            return response
         finally:  # also when the client went away mid-request; never into the next test's log
+            warning = request.get(KEY_WARNING)
+            if warning is not None:
+                _warn(request, response, warning)
             if state.generation == generation:
                 duration_s = time.perf_counter() - started
                 state.requests.append(
-                    (seq, request.method, request.raw_path, name, status, fired, duration_s)
+                    (
+                        seq,
+                        request.method,
+                        request.raw_path,
+                        name,
+                        status,
+                        fired,
+                        duration_s,
+                        warning,
+                    )
                 )
 
     return route
+
+
+KEY_WARNING = web.RequestKey("key_warning", str)
+"""Set when a key was used where the service would refuse it, and the stub served it anyway."""
+WARNING_HEADER = "X-Svc-Stub-Warning"
+
+
+class RateLimited(ApiError):
+    """The key is over its rate limit: 429 with the real wait in `Retry-After`."""
+
+    def __init__(self, retry_after_s: int) -> None:
+        super().__init__(
+            429,
+            "RATE_LIMITED",
+            f"rate limit exceeded for this key: retry in {retry_after_s} s",
+            {"Retry-After": str(retry_after_s)},
+        )
+        spec = FaultSpec(FaultMode.RATE_LIMITED, retry_after_s=retry_after_s)
+        self.fired = Fired(spec, "rate-limit")
+
+
+def admit(request: web.Request, key: str, plane: ClientPlane, hint: str = RUNTIME_KEY_HINT) -> None:
+    """The key checks of a runtime or vendor request, in the service's order: present and
+    accepted (401), used where its family may be (refused under --strict-keys, else served
+    with a warning), then its rate limit (429)."""
+    state = request.app[STATE]
+    policy = state.key_policy
+    check_api_key(key, policy.accepted, hint)
+    wrong = misuse(policy.family(key), plane)
+    if wrong is not None:
+        if policy.strict:
+            code = "FORBIDDEN" if wrong.status == 403 else "UNAUTHORIZED"
+            raise ApiError(wrong.status, code, f"{wrong.message} (refused: strict keys)")
+        request[KEY_WARNING] = wrong.message
+    retry_after_s = state.limiter.take(key)
+    if retry_after_s is not None:
+        raise RateLimited(retry_after_s)
+
+
+def _warn(request: web.Request, response: web.StreamResponse | None, warning: str) -> None:
+    """Served anyway: say so on the answer and in the log, in words (never the key)."""
+    log.warning(
+        "%s %s: %s (served; --strict-keys refuses it)", request.method, request.path, warning
+    )
+    if response is not None and not response.prepared:
+        response.headers[WARNING_HEADER] = warning
 
 
 def control_route(handler: Handler) -> Handler:

@@ -13,16 +13,19 @@ from stub.config import StubConfig
 from stub.control.recording import BoundedLog, Signal
 from stub.faults.arming import ArmedFaults, Fired
 from stub.fixtures import FixtureSet
+from stub.keys import KeyPolicy, KeyRules
 from stub.management.store import ManagementStore
+from stub.rate_limit import Limits, RateLimiter
 from stub.runtime.evaluation import DecisionTable
 from stub.validation import Where
 from stub.vendor.documents import VendorDocuments
 
 Json = dict[str, Any]
 
-RequestRecord = tuple[int, str, str, str | None, int | None, Fired | None, float]
-"""seq, method, raw path with its query, route, status, fault, duration in seconds: a tuple is
-all recording costs on the hot path; `/_test/requests` renders (and redacts) it when read."""
+RequestRecord = tuple[int, str, str, str | None, int | None, Fired | None, float, str | None]
+"""seq, method, raw path with its query, route, status, fault, duration in seconds, key
+warning: a tuple is all recording costs on the hot path; `/_test/requests` renders (and
+redacts) it when read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +60,9 @@ class StubState:
         self.requests: BoundedLog[RequestRecord] = BoundedLog(limit, fire)
         self.faults = ArmedFaults()
         self.management = ManagementStore(fixtures.management_seed)
+        self._startup_keys = self._keys = fixtures.keys
+        self.key_policy = self._policy(fixtures.keys)
+        self.limiter = RateLimiter(self._limits(fixtures.keys))
         # Never reset: a seq stays unique for the life of the process, across tests.
         self._seq = itertools.count(1)
         self.generation = 0
@@ -76,14 +82,35 @@ class StubState:
         self.served = Served.of(self.served.fixtures.overlaid_with(fixtures) if merge else fixtures)
         if seed is not None:
             self.management.reseed(seed)
+        if fixtures.keys is not None:
+            rules = fixtures.keys
+            if merge and self._keys is not None:
+                rules = self._keys.overlaid_with(rules)
+            self._serve_keys(rules)
 
     def reset(self) -> None:
         self.generation += 1
         self.served = self._startup
+        self._serve_keys(self._startup_keys)
         self.management.reseed(self._startup.fixtures.management_seed)
         self.faults.clear()
         for log in (self.events, self.svc_events, self.targets, self.requests):
             log.clear()
+
+    def _serve_keys(self, rules: KeyRules | None) -> None:
+        """Key rules and rate limits as the command line and this `keys:` section say; every
+        key's window starts afresh."""
+        self._keys = rules
+        self.key_policy = self._policy(rules)
+        self.limiter.configure(self._limits(rules))
+
+    def _policy(self, rules: KeyRules | None) -> KeyPolicy:
+        return KeyPolicy.of(self.config.strict_keys, self.config.api_keys, rules)
+
+    def _limits(self, rules: KeyRules | None) -> Limits:
+        if rules is not None and rules.limits is not None:
+            return rules.limits
+        return Limits(self.config.rate_limit)
 
 
 STATE = web.AppKey("state", StubState)

@@ -4,7 +4,7 @@ presentation and redaction."""
 from __future__ import annotations
 
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import orjson
@@ -219,9 +219,13 @@ def presented_key(request: web.Request) -> str:
 RUNTIME_KEY_HINT = "send 'Authorization: Bearer <key>' or 'x-api-key: <key>'"
 
 
-def check_api_key(key: str, accepted: frozenset[str], hint: str = RUNTIME_KEY_HINT) -> None:
+def check_api_key(key: str, accepted: Collection[str], hint: str = RUNTIME_KEY_HINT) -> None:
     """Any non-empty key unless keys were configured; the key itself is never echoed."""
     if not key:
         raise ApiError(401, "UNAUTHORIZED", f"missing API key: {hint}")
     if accepted and key not in accepted:
-        raise ApiError(401, "UNAUTHORIZED", "API key not accepted by this stub (see --api-key)")
+        raise ApiError(
+            401,
+            "UNAUTHORIZED",
+            "API key not accepted by this stub (see --api-key and the fixtures' keys.accepted)",
+        )

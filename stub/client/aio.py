@@ -15,6 +15,7 @@ from stub.client.calls import (
     check_count,
     find_exposure,
     no_request,
+    no_warnings,
     stub_error,
     wait_of,
 )
@@ -102,6 +103,18 @@ class AsyncStubClient(Control):
         a `management:` section's content, or a fixture file holding one (a mapping, YAML
         text or a file path); runtime flags stay."""
         return await self._run(Calls.seed_management(section, merge))
+
+    async def set_rate_limit(
+        self, per_second: float | None = None, *, per_key: Mapping[str, float] | None = None
+    ) -> None:
+        """Per-key rate limits until reset (requests a second; `per_key` overrides); no
+        arguments lift them. Every key's window starts afresh."""
+        await self._run(Calls.set_rate_limit(per_second, per_key))
+
+    async def assert_no_warnings(self) -> None:
+        """No recorded request used a key where the service would refuse it (the wrong plane,
+        a browser key outside its scope); the failure lists the ones that did."""
+        no_warnings(await self._run(Calls.requests(None)))
 
     async def management(self) -> ManagementState:
         """The management plane as it is now, every organisation: for asserting what a

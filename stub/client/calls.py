@@ -101,6 +101,7 @@ def _requests(body: Json) -> list[RecordedRequest]:
             status=e["status"],
             fault=_fault_record(e["fault"]),
             duration_ms=e["durationMs"],
+            warning=e.get("warning"),
         )
         for e in body["requests"]
     ]
@@ -215,6 +216,11 @@ class Calls:
         return _document_call("/_test/management", _management, section, query)
 
     @staticmethod
+    def set_rate_limit(per_second: float | None, per_key: Mapping[str, float] | None) -> Call[None]:
+        body: Json = {"perSecond": per_second, "perKey": dict(per_key or {})}
+        return _json_call("POST", "/_test/rate-limit", _ok, body)
+
+    @staticmethod
     def management() -> Call[ManagementState]:
         return _json_call("GET", "/_test/management", _management)
 
@@ -248,6 +254,14 @@ def find_exposure(
         wanted += f", variant={variant!r}"
     shown = json.dumps(recorded.exposures, indent=2) if recorded.exposures else "(none)"
     raise AssertionError(f"no exposure with {wanted}; exposures recorded:\n{shown}")
+
+
+def no_warnings(requests: list[RecordedRequest]) -> None:
+    warned = [r for r in requests if r.warning is not None]
+    if warned:
+        lines = "\n".join(f"  #{r.seq} {r.method} {r.path}: {r.warning}" for r in warned)
+        count = f"{len(warned)} request{'s' if len(warned) > 1 else ''}"
+        raise AssertionError(f"{count} used a key where the service refuses it:\n{lines}")
 
 
 def no_request(requests: list[RecordedRequest], route: str) -> None:

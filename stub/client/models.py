@@ -45,6 +45,8 @@ class RecordedRequest:
     status: int | None
     fault: FaultRecord | None
     duration_ms: float
+    warning: str | None = None
+    """Set when the request's key was used where the service would refuse it."""
 
 
 @dataclass(frozen=True, slots=True)

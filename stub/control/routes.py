@@ -10,6 +10,7 @@ from typing import Any
 from aiohttp import web
 
 from stub.fixtures import parse_fixture_document, parse_yaml
+from stub.keys import parse_limits
 from stub.management.seed import parse_management
 from stub.state import STATE, RequestRecord
 from stub.validation import FixtureError, Where, mapping
@@ -81,7 +82,7 @@ def _is_route(name: str | None, wanted: str) -> bool:
 
 
 def _entry(record: RequestRecord) -> dict[str, Any]:
-    seq, method, raw_path, route, status, fired, duration_s = record
+    seq, method, raw_path, route, status, fired, duration_s, warning = record
     path, _, query = raw_path.partition("?")
     return {
         "seq": seq,
@@ -92,6 +93,7 @@ def _entry(record: RequestRecord) -> dict[str, Any]:
         "status": status,
         "fault": fired.to_json() if fired else None,
         "durationMs": round(duration_s * 1000, 3),
+        "warning": warning,
     }
 
 
@@ -147,6 +149,24 @@ async def seed_management(request: web.Request) -> web.Response:
         raise ApiError(400, "INVALID_FIXTURES", str(exc)) from None
     store.reseed(seed)
     return json_response(store.snapshot())
+
+
+@routes.get("/_test/rate-limit", name="rate_limit")
+async def rate_limit(request: web.Request) -> web.Response:
+    return json_response(request.app[STATE].limiter.limits.to_json())
+
+
+@routes.post("/_test/rate-limit", name="set_rate_limit")
+async def set_rate_limit(request: web.Request) -> web.Response:
+    """Change the per-key rate limits until reset (`{"perSecond": N, "perKey": {key: N}}`;
+    `{}` lifts them); every key's window starts afresh."""
+    try:
+        limits = parse_limits(await read_json_object(request), Where("body"))
+    except FixtureError as exc:
+        raise ApiError(400, "INVALID_BODY", str(exc).removeprefix("body: ")) from None
+    limiter = request.app[STATE].limiter
+    limiter.configure(limits)
+    return json_response(limits.to_json())
 
 
 @routes.post("/_test/fault", name="arm_fault")

@@ -40,7 +40,7 @@ _MODES = tuple(mode.value for mode in FaultMode)
 _STEP_KEYS = ("mode", "delayMs", "status", "body", "retryAfter")
 _ARMING_KEYS = (*_STEP_KEYS, "sequence", "applyTo", "ttlRequests", "probability", "seed")
 
-Source = Literal["header", "query", "armed"]
+Source = Literal["header", "query", "armed", "rate-limit"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,10 +6,10 @@ from typing import Any
 
 from aiohttp import web
 
+from stub.serving import admit
 from stub.state import STATE
 from stub.wire import (
     ApiError,
-    check_api_key,
     encoded_response,
     invalid_body,
     json_response,
@@ -61,7 +61,7 @@ async def register_target(request: web.Request) -> web.Response:
 
 
 async def _authenticated_body(request: web.Request) -> dict[str, Any]:
-    check_api_key(presented_key(request), request.app[STATE].config.api_keys)
+    admit(request, presented_key(request), "runtime")
     return await read_json_object(request)
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from aiohttp import web
 
+from stub.serving import admit
 from stub.state import STATE
 from stub.wire import (
     check_api_key,
@@ -31,7 +32,7 @@ _TOKEN_HINT = "send the project key as the 'token' query parameter"
 async def remote_flags(request: web.Request) -> web.Response:
     """Every `v` gets the v2 body: a `value` member would make posthog 7.91 read v4 records."""
     body = await read_json_object(request)
-    check_api_key(_project_key(body), request.app[STATE].config.api_keys, _BODY_KEY_HINT)
+    admit(request, _project_key(body), "vendor", _BODY_KEY_HINT)
     keys = optional_strings(body, "flag_keys_to_evaluate")
     distinct_id = body.get("distinct_id")
     if not isinstance(distinct_id, str | int | float) or isinstance(distinct_id, bool):
@@ -61,7 +62,7 @@ async def local_evaluation(request: web.Request) -> web.Response:
 @routes.post("/batch", name="batch")
 async def batch(request: web.Request) -> web.Response:
     body = await read_json_object(request)
-    check_api_key(_project_key(body), request.app[STATE].config.api_keys, _BODY_KEY_HINT)
+    admit(request, _project_key(body), "vendor", _BODY_KEY_HINT)
     items = object_list(body, "batch", "events")  # all checked before any is stored
     request.app[STATE].events.extend(items)
     return json_response({"status": 1})
@@ -70,8 +71,8 @@ async def batch(request: web.Request) -> web.Response:
 def _definitions(request: web.Request) -> web.Response:
     """Bearer secret key required; the project key travels as `?token=`; ETag and 304."""
     state = request.app[STATE]
-    check_api_key(presented_key(request), state.config.api_keys, _SECRET_KEY_HINT)
-    check_api_key(request.query.get("token", "").strip(), state.config.api_keys, _TOKEN_HINT)
+    check_api_key(presented_key(request), state.key_policy.accepted, _SECRET_KEY_HINT)
+    admit(request, request.query.get("token", "").strip(), "vendor", _TOKEN_HINT)
     vendor = state.served.vendor
     if request.headers.get("If-None-Match") == vendor.etag:
         return web.Response(status=304, headers={"ETag": vendor.etag})
