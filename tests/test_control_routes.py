@@ -66,6 +66,7 @@ class TestRequestLog:
             "status",
             "fault",
             "durationMs",
+            "warning",
         }
         assert (entry["method"], entry["path"], entry["route"], entry["status"]) == (
             "POST",
@@ -226,7 +227,10 @@ class TestFixtureReplacement:
                 {"flags": {"x": {"type": "string", "value": 5}}},
                 "body: flags.x.value: expected string (type string), got 5",
             ),
-            ({"flagz": {}}, "body: flagz: unknown key (expected one of flags, vendor, management)"),
+            (
+                {"flagz": {}},
+                "body: flagz: unknown key (expected one of flags, vendor, management, keys)",
+            ),
         ],
     )
     async def test_a_bad_document_is_a_400_naming_the_key_path_and_old_fixtures_stay(

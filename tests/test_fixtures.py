@@ -78,12 +78,12 @@ class TestDocumentShapeErrors:
             pytest.param("true", "x.yaml: expected a mapping, got true", id="boolean"),
             pytest.param(
                 "flagz: {}",
-                "x.yaml: flagz: unknown key (expected one of flags, vendor, management)",
+                "x.yaml: flagz: unknown key (expected one of flags, vendor, management, keys)",
                 id="unknown-top-level-key",
             ),
             pytest.param(
                 "flags: {}\ndefaults: {}",
-                "x.yaml: defaults: unknown key (expected one of flags, vendor, management)",
+                "x.yaml: defaults: unknown key (expected one of flags, vendor, management, keys)",
                 id="unknown-key-beside-flags",
             ),
             pytest.param("{1: {}}", "x.yaml: expected string keys, got 1", id="non-string-key"),

@@ -1,6 +1,7 @@
 """The stub's own OpenAPI document, `stub/openapi.json`: served verbatim, valid OpenAPI 3.1,
 and describing exactly the routes the app serves, every route name, fault mode, selector and
-group, each plane's error envelope, and a JSON body for every answer but a 304."""
+group, each plane's error envelope, a JSON body for every answer but a 304, and what the key
+checks of the runtime and vendor routes answer (refusals, the warning header, rate limits)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from aiohttp import hdrs, web
@@ -17,9 +18,11 @@ from aiohttp.test_utils import TestClient
 import stub
 from stub import StubConfig, create_app
 from stub.app import CLIENT_PLANES
-from stub.faults.arming import GROUPS, SELECTORS
+from stub.faults.arming import GROUPS, SELECTORS, Source
 from stub.faults.modes import FaultMode
+from stub.keys import ClientPlane, Family, misuse
 from stub.management import routes as management
+from stub.serving import WARNING_HEADER
 
 DOCUMENT_PATH = Path(stub.__file__).resolve().parent / "openapi.json"
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -120,6 +123,13 @@ def served_operations() -> set[tuple[str, str]]:
 
 def documented_operations(document: Json) -> set[tuple[str, str]]:
     return {(path, method.upper()) for path, method, _ in operations(document)}
+
+
+def plane_operations(document: Json, plane: str) -> list[tuple[str, str, Json]]:
+    """The operations tagged with this plane (`runtime`, `vendor`, ...)."""
+    return [
+        (path, method, op) for path, method, op in operations(document) if op["tags"] == [plane]
+    ]
 
 
 class TestServedDocument:
@@ -226,6 +236,10 @@ class TestValidOpenApi31:
             "GraphEdge",
             "ManagementSeed",
             "ManagementSnapshot",
+            "KeysSection",
+            "AcceptedKey",
+            "RateLimitsBody",
+            "RateLimits",
         }
         assert wanted <= set(schemas), f"missing: {sorted(wanted - set(schemas))}"
 
@@ -289,6 +303,12 @@ class TestFaultVocabulary:
     def test_the_route_name_enum_is_exactly_the_client_routes_names(self, document: Json) -> None:
         assert set(document["components"]["schemas"]["RouteName"]["enum"]) == ROUTE_NAMES
 
+    def test_the_fault_sources_are_exactly_where_a_recorded_fault_comes_from(
+        self, document: Json
+    ) -> None:
+        source = document["components"]["schemas"]["FaultRecord"]["properties"]["source"]
+        assert set(source["enum"]) == set(get_args(Source))
+
 
 class TestResponseBodies:
     def test_every_response_declares_json_except_304_which_has_no_body(
@@ -319,3 +339,84 @@ class TestResponseBodies:
                 if schema != {"$ref": f"#/components/schemas/{envelope}"}:
                     offenders.append(f"{method.upper()} {path} {status}: not {envelope}")
         assert not offenders, "\n".join(offenders)
+
+
+class TestKeys:
+    """What the key checks of the runtime and vendor routes answer, as `admit()` decides."""
+
+    @pytest.mark.parametrize("plane", get_args(ClientPlane))
+    def test_every_refusal_of_a_key_is_documented_on_its_plane(
+        self, document: Json, plane: ClientPlane
+    ) -> None:
+        refusals = {str(m.status) for family in Family if (m := misuse(family, plane)) is not None}
+        expected = {"401", "429", *refusals}
+        checked = plane_operations(document, plane)
+        assert checked, f"no operation is tagged {plane}"
+        for path, method, op in checked:
+            where = f"{method.upper()} {path}"
+            missing = sorted(expected - set(op["responses"]))
+            assert not missing, f"{where}: the key checks' {missing} are not documented"
+            assert ("403" in op["responses"]) == ("403" in refusals), f"{where}: 403"
+
+    def test_the_error_codes_include_the_key_refusals(self, document: Json) -> None:
+        codes = enum_values(document["components"]["schemas"]["Error"])
+        assert {"UNAUTHORIZED", "FORBIDDEN", "RATE_LIMITED"} <= codes
+
+    @pytest.mark.parametrize("plane", get_args(ClientPlane))
+    def test_answers_after_the_key_check_declare_the_warning_and_429_its_retry_after(
+        self, document: Json, plane: ClientPlane
+    ) -> None:
+        for path, method, op in plane_operations(document, plane):
+            for status in ("200", "304", "429"):
+                if status not in op["responses"]:
+                    continue
+                headers = resolve(document, op["responses"][status]).get("headers", {})
+                where = f"{method.upper()} {path} {status}"
+                assert WARNING_HEADER in headers, f"{where}: no {WARNING_HEADER}"
+                if status == "429":
+                    assert "Retry-After" in headers, f"{where}: no Retry-After"
+
+    async def test_a_recorded_request_has_exactly_the_documented_fields_warning_included(
+        self, document: Json, client: TestClient[Any, Any]
+    ) -> None:
+        served = await client.post(
+            "/v1/capture", headers={"Authorization": "Bearer svc_org_acme"}, json={"events": []}
+        )
+        answer = await client.get("/_test/requests")
+
+        (entry,) = (await answer.json())["requests"]
+        schema = document["components"]["schemas"]["RecordedRequest"]
+        assert set(entry) == set(schema["properties"]) == set(schema["required"])
+        assert entry["warning"] == served.headers[WARNING_HEADER]
+
+    async def test_a_rate_limited_request_is_recorded_with_a_documented_fault_source(
+        self, document: Json, client: TestClient[Any, Any]
+    ) -> None:
+        await client.post("/_test/rate-limit", json={"perSecond": 1})
+        for _ in range(2):
+            limited = await client.post("/v1/capture", headers={"x-api-key": "k"}, json={})
+        answer = await client.get("/_test/requests")
+
+        assert limited.status == 429
+        fault = (await answer.json())["requests"][-1]["fault"]
+        record = document["components"]["schemas"]["FaultRecord"]
+        assert fault["source"] in record["properties"]["source"]["enum"]
+        assert record["then"]["properties"]["mode"]["const"] == fault["mode"]
+
+    async def test_the_documented_keys_and_rate_limit_examples_are_accepted(
+        self, document: Json, client: TestClient[Any, Any]
+    ) -> None:
+        schemas = document["components"]["schemas"]
+        for body in schemas["RateLimitsBody"]["examples"]:
+            response = await client.post("/_test/rate-limit", json=body)
+            assert response.status == 200, await response.text()
+            assert set(await response.json()) == set(schemas["RateLimits"]["required"])
+        every_member_null = dict.fromkeys(schemas["KeysSection"]["properties"])
+        fixtures = [
+            *schemas["FixtureDocument"]["examples"],
+            *({"keys": section} for section in schemas["KeysSection"]["examples"]),
+            {"keys": every_member_null},
+        ]
+        for fixture in fixtures:
+            response = await client.post("/_test/fixtures", json=fixture)
+            assert response.status == 200, (fixture, await response.text())
