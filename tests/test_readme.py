@@ -139,6 +139,22 @@ class TestManagementPlaneSection:
         assert [p.slug for p in acme.projects] == ["checkout"]
 
 
+class TestKeysAndPlanesSection:
+    def test_the_warning_example_prints_the_header_shown(self, fresh_stub: SpawnedStub) -> None:
+        (block,) = shell_blocks("## Keys and planes")
+        shown = [line[2:] for line in block.splitlines() if line.startswith("# X-Svc")]
+        done = subprocess.run(
+            ["bash", "-c", "set -euo pipefail\n" + _without_address(block)],
+            env={"S": fresh_stub.url, "PATH": "/usr/bin:/bin:/usr/local/bin"},
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip().splitlines() == shown
+
+
 class TestStepParsing:
     def test_matches_treats_dots_as_any_value_with_that_start(self) -> None:
         assert matches({"id": "proj_01ABC", "n": 3}, {"id": "proj_...", "n": "..."})
