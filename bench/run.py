@@ -3,11 +3,12 @@
 Each server is pinned to CPU 0 and wrk to CPU 1 (`taskset`); the two servers take turns under
 the same load so drift on the machine hits both alike. Prints throughput ratios, p50/p99,
 start-up to a healthy /health, RSS idle and after load, the 1,000-connection and the
-delay-fault scenarios, and the management plane's reads and a repeatable write against evaluate
-on the same server (seeded from bench/management.yaml). Every process it starts is stopped by
-PID. Needs `wrk` (Debian: wrk).
+delay-fault scenarios, the management plane's reads and a repeatable write against evaluate
+on the same server (seeded from bench/management.yaml), and evaluate with a per-key rate limit
+that never fires against evaluate without one. Every process it starts is stopped by PID. Needs
+`wrk` (Debian: wrk).
 
-    python bench/run.py               # about three minutes
+    python bench/run.py               # about four minutes
     python bench/run.py --quick       # shorter runs, for a smoke check
 """
 
@@ -52,6 +53,10 @@ SERVERS = {
     "aiohttp ceiling": [sys.executable, str(HERE / "baseline.py"), "--fixed"],
 }
 READY = "svc-stub listening on "
+NEVER_FIRES = 1_000_000.0
+"""A per-key rate limit (requests a second) far above anything one key sends here."""
+RATE_LIMIT_BOUND = 1.03
+"""The issue's bound on evaluate's CPU per request, limit on over off."""
 
 
 @dataclass
@@ -300,6 +305,68 @@ def check_management(url: str) -> None:
         raise RuntimeError(f"PATCH {PROJECT}: the name did not change: {patched}")
 
 
+def rate_limit_cost(round_s: float, rounds: int, connections: int = 16) -> None:
+    """Evaluate on a stub with `--rate-limit` set too high to fire against one without it: the
+    key checks run in both, so the difference is the limiter. Two servers in turn, the order
+    swapped every round; a 429 is cheap, so any non-2xx fails the run."""
+    print(
+        f"\n## Rate limit on ({NEVER_FIRES:,.0f}/s, never fires) against off: evaluate, "
+        f"{connections} connections, {rounds} alternating rounds of {round_s:g} s\n"
+    )
+    with (
+        started("svc-stub", "--rate-limit", f"{NEVER_FIRES:.0f}/s") as on,
+        started("svc-stub") as off,
+    ):
+        check_rate_limit(on.url, NEVER_FIRES)
+        check_rate_limit(off.url, None)
+        pairs = {"limit on": on, "limit off": off}
+        loads: dict[str, list[Load]] = {label: [] for label in pairs}
+        for round_ in range(rounds):
+            order = list(pairs.items())
+            for label, server in order if round_ % 2 == 0 else reversed(order):
+                loads[label].append(measured(server, connections, round_s))
+        failures = {
+            label: sum(one.non_2xx + one.errors for one in runs) for label, runs in loads.items()
+        }
+        print("| stub | median req/s | CPU per request, median (min) | failed requests |")
+        print("|---|---|---|---|")
+        for label, runs in loads.items():
+            failed = failures[label]
+            verdict = f"**{failed:,} FAILED** (non-2xx or socket errors)" if failed else "0"
+            print(
+                f"| {label} | {statistics.median(one.rps for one in runs):,.0f} | "
+                f"{statistics.median(one.cpu_us for one in runs):.2f} µs "
+                f"({min(one.cpu_us for one in runs):.2f} µs) | {verdict} |"
+            )
+        ratios = [
+            a.cpu_us / b.cpu_us for a, b in zip(loads["limit on"], loads["limit off"], strict=True)
+        ]
+        median = statistics.median(ratios)
+        print(
+            f"\nCPU per request, limit on / off: median of per-round ratios {median:.3f} "
+            f"(range {min(ratios):.3f}-{max(ratios):.3f}; bound < {RATE_LIMIT_BOUND}: "
+            f"{'met' if median < RATE_LIMIT_BOUND else '**NOT MET**'}); per round: "
+            + ", ".join(f"{ratio:.3f}" for ratio in ratios)
+        )
+        if any(failures.values()):
+            raise RuntimeError(
+                f"rate-limit scenario: requests failed (non-2xx or socket errors): {failures}; "
+                "a limited request is cheap, so the ratio above means nothing"
+            )
+
+
+def check_rate_limit(url: str, per_second: float | None) -> None:
+    """The stub runs with the limit it was started with, and evaluate answers 200 with both
+    decisions found (a 401 or 429 would be cheaper than a real answer)."""
+    limits = json.loads(get(url + "/_test/rate-limit"))
+    if limits.get("perSecond") != per_second or limits.get("perKey"):
+        raise RuntimeError(f"{url}: expected a limit of {per_second} a second, got {limits}")
+    answer = json.loads(get(url + EVALUATE.path, EVALUATE_BODY.encode(), token=EVALUATE.token))
+    found = [decision["flagKey"] for decision in answer["decisions"] if decision["found"]]
+    if found != json.loads(EVALUATE_BODY)["flagKeys"]:
+        raise RuntimeError(f"{url}: evaluate did not find the bench flags: {answer}")
+
+
 def startup(times: int) -> None:
     print("\n## Start-up to a healthy /health, and idle RSS\n")
     print("| server | median start-up | idle RSS |")
@@ -384,6 +451,7 @@ def main() -> None:
         f"Python {sys.version.split()[0]}"
     )
     throughput(seconds, rounds=1 if quick else 2)
+    rate_limit_cost(round_s=2, rounds=3 if quick else 10)
     startup(times=3 if quick else 7)
     thousand_connections(seconds)
     delayed(seconds)

@@ -190,12 +190,12 @@ class KeyPolicy:
     """What one stub accepts: keys (none listed: any non-empty key, the spec's stub rule), each
     one's family (a configured kind wins over the prefix), and whether misuse is refused."""
 
-    __slots__ = ("_families", "accepted", "strict")
+    __slots__ = ("_verdicts", "accepted", "strict")
 
     def __init__(self, strict: bool, accepted: Mapping[str, Kind | None]) -> None:
         self.strict = strict
         self.accepted = accepted
-        self._families: dict[str, Family] = {}
+        self._verdicts: dict[ClientPlane, dict[str, Misuse | None]] = {"runtime": {}, "vendor": {}}
 
     @classmethod
     def of(cls, strict: bool, api_keys: frozenset[str], rules: KeyRules | None) -> KeyPolicy:
@@ -207,15 +207,21 @@ class KeyPolicy:
         return cls(strict, MappingProxyType(accepted))
 
     def family(self, key: str) -> Family:
-        """Cached: a client sends the same key on every request."""
-        family = self._families.get(key)
-        if family is None:
-            kind = self.accepted.get(key)
-            family = _KINDS[kind] if kind is not None else family_of(key)
-            if len(self._families) < _MAX_CACHED:
-                self._families[key] = family
-        return family
+        kind = self.accepted.get(key)
+        return _KINDS[kind] if kind is not None else family_of(key)
+
+    def misuse(self, key: str, plane: ClientPlane) -> Misuse | None:
+        """Whether this key may call this plane; cached per key, since a client sends the same
+        key on every request and this runs on every one."""
+        verdicts = self._verdicts[plane]
+        verdict = verdicts.get(key, _UNJUDGED)
+        if verdict is _UNJUDGED:
+            verdict = misuse(self.family(key), plane)
+            if len(verdicts) < _MAX_CACHED:
+                verdicts[key] = verdict
+        return verdict
 
 
 _MAX_CACHED = 10_000
+_UNJUDGED = Misuse(0, "")
 _KINDS: Mapping[Kind, Family] = {"server": Family.SERVER, "browser": Family.BROWSER}

@@ -42,10 +42,13 @@ class RateLimiter:
         self._windows: dict[str, tuple[float, int]] = {}
         """key -> (when its window ends, requests left in it)"""
         self.limits = limits
+        self.active = limits.active
+        """False: no key is limited, and callers need not ask (it is on every request)."""
 
     def configure(self, limits: Limits) -> None:
         """New limits; every key starts again with a fresh window."""
         self.limits = limits
+        self.active = limits.active
         self._windows.clear()
 
     def reset(self) -> None:

@@ -16,7 +16,7 @@ from aiohttp.typedefs import Handler
 
 from stub.faults.arming import Fired, request_fault
 from stub.faults.modes import FAULTS, FaultMode, FaultSpec, Hit
-from stub.keys import ClientPlane, misuse
+from stub.keys import ClientPlane
 from stub.state import STATE, StubState
 from stub.wire import (
     REQUEST_SEQ,
@@ -79,7 +79,7 @@ def client_route(
             response = INTERNAL.to_response(error_body)
             return response
         finally:  # also when the client went away mid-request; never into the next test's log
-            warning = request.get(KEY_WARNING)
+            warning = state.key_warnings.pop(seq, None) if state.key_warnings else None
             if warning is not None:
                 _warn(request, response, warning)
             if state.generation == generation:
@@ -100,8 +100,6 @@ def client_route(
     return route
 
 
-KEY_WARNING = web.RequestKey("key_warning", str)
-"""Set when a key was used where the service would refuse it, and the stub served it anyway."""
 WARNING_HEADER = "X-Svc-Stub-Warning"
 
 
@@ -126,15 +124,16 @@ def admit(request: web.Request, key: str, plane: ClientPlane, hint: str = RUNTIM
     state = request.app[STATE]
     policy = state.key_policy
     check_api_key(key, policy.accepted, hint)
-    wrong = misuse(policy.family(key), plane)
+    wrong = policy.misuse(key, plane)
     if wrong is not None:
         if policy.strict:
             code = "FORBIDDEN" if wrong.status == 403 else "UNAUTHORIZED"
             raise ApiError(wrong.status, code, f"{wrong.message} (refused: strict keys)")
-        request[KEY_WARNING] = wrong.message
-    retry_after_s = state.limiter.take(key)
-    if retry_after_s is not None:
-        raise RateLimited(retry_after_s)
+        state.key_warnings[request[REQUEST_SEQ]] = wrong.message
+    if state.limiter.active:
+        retry_after_s = state.limiter.take(key)
+        if retry_after_s is not None:
+            raise RateLimited(retry_after_s)
 
 
 def _warn(request: web.Request, response: web.StreamResponse | None, warning: str) -> None:

@@ -63,6 +63,9 @@ class StubState:
         self._startup_keys = self._keys = fixtures.keys
         self.key_policy = self._policy(fixtures.keys)
         self.limiter = RateLimiter(self._limits(fixtures.keys))
+        self.key_warnings: dict[int, str] = {}
+        """By request seq: a key served where the service would refuse it. Set by the key
+        checks, taken by the request's wrapper as it ends (so it never grows)."""
         # Never reset: a seq stays unique for the life of the process, across tests.
         self._seq = itertools.count(1)
         self.generation = 0
