@@ -35,6 +35,13 @@ import pytest
 from fireweave import EvaluationContext, FlagType
 from posthog import Posthog
 from posthog.request import APIError
+from test_fireweave_faults import (
+    DEFAULT,
+    FLAG,
+    REAL_VALUE,
+    assert_error_default,
+    assert_real_value,
+)
 
 from conftest import OpenFireweave, SpawnedStub, spawn_stub
 from stub.client import StubClient
@@ -47,10 +54,6 @@ BROWSER_KEY = "svc_public_abc"
 PROJECT_KEY = "phc_test"
 
 USER = EvaluationContext(targeting_key="user-1")
-FLAG = "checkout-v2"
-REAL_VALUE = "treatment-b"
-REAL_REASON = "SPLIT"
-DEFAULT = "caller-default"
 
 RATE_LIMITED = {"mode": "429", "source": "rate-limit"}
 """How `/_test/requests` records a request the key's rate limit refused."""
@@ -121,20 +124,6 @@ ConnectFireweave = Callable[[SpawnedStub, str], Fireweave]
 @pytest.fixture
 def connect_fw(open_fireweave: OpenFireweave) -> ConnectFireweave:
     return lambda stub, key: Fireweave(*open_fireweave(stub.url, key, 2000))
-
-
-def assert_error_default(decision: Any, kind: str) -> None:
-    assert decision.value == DEFAULT
-    assert decision.reason == "ERROR"
-    assert decision.variant is None
-    assert decision.error_kind == kind
-    assert decision.flag_metadata["fireweave.errorKind"] == kind
-
-
-def assert_real_value(decision: Any) -> None:
-    assert decision.value == REAL_VALUE
-    assert decision.reason == REAL_REASON
-    assert decision.error_kind is None
 
 
 def requests_of(stub: SpawnedStub) -> list[dict[str, Any]]:
