@@ -75,9 +75,8 @@ MANAGEMENT_KEY_HINT = (
 )
 
 
-def not_for_management(key: str) -> str | None:
-    """Why a key cannot be used on the management plane, or None when its family may be."""
-    family = family_of(key)
+def not_for_management(family: Family) -> str | None:
+    """Why keys of this family cannot be used on the management plane, or None if they may."""
     if family in (Family.ORGANISATION, Family.OTHER):
         return None
     return f"{describe(family)} belongs to {home_of(family)}, not here; {MANAGEMENT_KEY_HINT}"

@@ -117,10 +117,17 @@ class RateLimited(ApiError):
         self.fired = Fired(spec, "rate-limit")
 
 
-def admit(request: web.Request, key: str, plane: ClientPlane, hint: str = RUNTIME_KEY_HINT) -> None:
+def admit(
+    request: web.Request,
+    key: str,
+    plane: ClientPlane,
+    hint: str = RUNTIME_KEY_HINT,
+    *,
+    charge: bool = True,
+) -> None:
     """The key checks of a runtime or vendor request, in the service's order: present and
     accepted (401), used where its family may be (refused under --strict-keys, else served
-    with a warning), then its rate limit (429)."""
+    with a warning), then, for the key a route `charge`s, its rate limit (429)."""
     state = request.app[STATE]
     policy = state.key_policy
     check_api_key(key, policy.accepted, hint)
@@ -130,7 +137,7 @@ def admit(request: web.Request, key: str, plane: ClientPlane, hint: str = RUNTIM
             code = "FORBIDDEN" if wrong.status == 403 else "UNAUTHORIZED"
             raise ApiError(wrong.status, code, f"{wrong.message} (refused: strict keys)")
         state.key_warnings[request[REQUEST_SEQ]] = wrong.message
-    if state.limiter.active:
+    if charge and state.limiter.active:
         retry_after_s = state.limiter.take(key)
         if retry_after_s is not None:
             raise RateLimited(retry_after_s)

@@ -4,7 +4,7 @@ store), armed faults and what clients sent; `reset()` returns it to its start-up
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from aiohttp import web
@@ -79,12 +79,15 @@ class StubState:
         organisation). A management section also re-seeds that plane; without one, the plane
         keeps its state. A merge that would reuse a token or id raises FixtureError before
         anything changes."""
-        seed = fixtures.management
-        if seed is not None and merge:
-            seed = self.management.merged_seed(seed, Where("body") / "management" / "orgs")
+        later = fixtures.management
+        merged = None
+        if later is not None and merge:  # checked before anything changes
+            merged = self.management.merged_seed(later, Where("body") / "management" / "orgs")
         self.served = Served.of(self.served.fixtures.overlaid_with(fixtures) if merge else fixtures)
-        if seed is not None:
-            self.management.reseed(seed)
+        if later is not None and merged is not None:
+            self.management.merge(later, merged)
+        elif later is not None:
+            self.management.reseed(later)
         if fixtures.keys is not None:
             rules = fixtures.keys
             if merge and self._keys is not None:
@@ -99,6 +102,11 @@ class StubState:
         self.faults.clear()
         for log in (self.events, self.svc_events, self.targets, self.requests):
             log.clear()
+
+    def set_limits(self, limits: Limits) -> None:
+        """Rate limits from the control plane: kept with the key rules, so a later `keys:`
+        section merged without `rateLimit` does not lift them."""
+        self._serve_keys(replace(self._keys or KeyRules(), limits=limits))
 
     def _serve_keys(self, rules: KeyRules | None) -> None:
         """Key rules and rate limits as the command line and this `keys:` section say; every

@@ -310,8 +310,18 @@ class TestStrictKeys:
         assert "X-Svc-Stub-Warning" not in headers
         assert_no_key(headers, text)
 
-    @pytest.mark.parametrize("secret", ["org", "browser", "server", "other"])
-    async def test_the_definitions_secret_is_only_checked_for_presence(
+    @pytest.mark.parametrize(("secret", "status"), [("org", 401), ("browser", 403)])
+    async def test_the_definitions_secret_is_held_to_its_family_too(
+        self, strict_client: Client, secret: str, status: int
+    ) -> None:
+        refused, headers, text = await send(
+            strict_client, "definitions", KEYS["phc"], secret=KEYS[secret]
+        )
+        assert refused == status
+        assert_no_key(headers, text)
+
+    @pytest.mark.parametrize("secret", ["server", "other"])
+    async def test_a_definitions_secret_of_no_other_plane_is_served(
         self, strict_client: Client, secret: str
     ) -> None:
         served, headers, _ = await send(
@@ -819,3 +829,12 @@ class TestControlClient:
         assert re.fullmatch(r"1 requests? used a key where the service refuses it:", header)
         assert lines == [f"  #{seq} POST /v1/flags/evaluate: {ORG_ELSEWHERE}"]
         assert SECRET not in str(failed.value)
+
+
+class TestRateLimitKeptAcrossFixtures:
+    async def test_a_limit_set_at_run_time_survives_a_keys_merge(self, client: Client) -> None:
+        assert (await client.post("/_test/rate-limit", json={"perSecond": 5})).status == 200
+        document = {"keys": {"accepted": [{"key": "k-one", "kind": "server"}]}}
+        assert (await client.post("/_test/fixtures?merge=true", json=document)).status == 200
+        limits = await (await client.get("/_test/rate-limit")).json()
+        assert limits == {"perSecond": 5.0, "perKey": {}}

@@ -757,6 +757,43 @@ class TestState:
         ]
 
 
+class TestReviewFindings:
+    async def test_a_merged_seed_leaves_other_organisations_as_they_are(self, mgmt: Client) -> None:
+        await create_project(mgmt, "kept")
+        response = await mgmt.post(
+            "/_test/management?merge=true",
+            json={"orgs": {"org_new": {"keys": [{"key": "svc_org_new"}]}}},
+        )
+        assert response.status == 200
+        listed = await ok(mgmt, "GET", "/v1/projects")
+        assert "kept" in [p["slug"] for p in listed["projects"]]
+        assert (await ok(mgmt, "GET", "/v1/whoami", key="svc_org_new"))["orgId"] == "org_new"
+
+    async def test_a_merge_naming_an_organisation_starts_it_from_its_seed(
+        self, mgmt: Client
+    ) -> None:
+        await create_project(mgmt, "gone")
+        seed = {
+            "orgs": {
+                "org_acme": {"keys": [{"key": ADMIN}], "projects": [{"name": "N", "slug": "n"}]}
+            }
+        }
+        assert (await mgmt.post("/_test/management?merge=true", json=seed)).status == 200
+        listed = await ok(mgmt, "GET", "/v1/projects")
+        assert [p["slug"] for p in listed["projects"]] == ["n"]
+
+    async def test_the_401_names_the_default_key_only_when_it_is_seeded(self, mgmt: Client) -> None:
+        _, body = await call(mgmt, "GET", "/v1/projects", key="svc_org_nobody")
+        assert "svc_org_default" not in body["error"]["message"]
+
+    async def test_an_environment_patch_refuses_an_explicit_null(self, mgmt: Client) -> None:
+        path = f"{CHECKOUT}/environments/env_staging"
+        assert await call(mgmt, "PATCH", path, {"displayName": None}) == (
+            400,
+            error("VALIDATION", "displayName: must be a string, got null"),
+        )
+
+
 class TestBounds:
     async def test_text_fields_and_lists_are_bounded(self, mgmt: Client) -> None:
         long_name = {"name": "x" * 1001, "slug": "x"}

@@ -351,12 +351,13 @@ class TestProjectErrors:
             ),
             pytest.param(
                 "{name: N, slug: s, createdAt: yesterday}",
-                f'{PROJECT}.createdAt: expected an ISO 8601 timestamp, got "yesterday"',
+                f'{PROJECT}.createdAt: expected an ISO 8601 timestamp before 9000, got "yesterday"',
                 id="bad-timestamp",
             ),
             pytest.param(
                 "{name: N, slug: s, updatedAt: '2026-02-30'}",
-                f'{PROJECT}.updatedAt: expected an ISO 8601 timestamp, got "2026-02-30"',
+                f"{PROJECT}.updatedAt: expected an ISO 8601 timestamp before 9000, "
+                'got "2026-02-30"',
                 id="no-such-day",
             ),
             pytest.param(
@@ -477,12 +478,12 @@ class TestEnvironmentErrors:
             ),
             pytest.param(
                 "{slug: a, firstSeenAt: yesterday}",
-                f'{ENV}.firstSeenAt: expected an ISO 8601 timestamp, got "yesterday"',
+                f'{ENV}.firstSeenAt: expected an ISO 8601 timestamp before 9000, got "yesterday"',
                 id="bad-timestamp",
             ),
             pytest.param(
                 "{slug: a, lastSeenAt: 5}",
-                f"{ENV}.lastSeenAt: expected an ISO 8601 timestamp, got 5",
+                f"{ENV}.lastSeenAt: expected an ISO 8601 timestamp before 9000, got 5",
                 id="timestamp-a-number",
             ),
             pytest.param(
@@ -1286,7 +1287,7 @@ class TestSeedRoute:
                     "headers": {"Content-Type": "application/yaml"},
                 },
                 "body: orgs.o.projects.0.createdAt: "
-                'expected an ISO 8601 timestamp, got "yesterday"',
+                'expected an ISO 8601 timestamp before 9000, got "yesterday"',
                 id="management-yaml",
             ),
             pytest.param(

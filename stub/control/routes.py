@@ -142,12 +142,14 @@ async def seed_management(request: web.Request) -> web.Response:
     except FixtureError as exc:
         raise ApiError(400, "INVALID_FIXTURES", str(exc)) from None
     store = request.app[STATE].management
-    try:
-        if _query_flag(request, "merge"):
-            seed = store.merged_seed(seed, where / "orgs")
-    except FixtureError as exc:
-        raise ApiError(400, "INVALID_FIXTURES", str(exc)) from None
-    store.reseed(seed)
+    if _query_flag(request, "merge"):
+        try:
+            merged = store.merged_seed(seed, where / "orgs")
+        except FixtureError as exc:
+            raise ApiError(400, "INVALID_FIXTURES", str(exc)) from None
+        store.merge(seed, merged)
+    else:
+        store.reseed(seed)
     return json_response(store.snapshot())
 
 
@@ -164,8 +166,7 @@ async def set_rate_limit(request: web.Request) -> web.Response:
         limits = parse_limits(await read_json_object(request), Where("body"))
     except FixtureError as exc:
         raise ApiError(400, "INVALID_BODY", str(exc).removeprefix("body: ")) from None
-    limiter = request.app[STATE].limiter
-    limiter.configure(limits)
+    request.app[STATE].set_limits(limits)
     return json_response(limits.to_json())
 
 

@@ -11,7 +11,7 @@ from aiohttp import web
 from stub.keys import MANAGEMENT_KEY_HINT, not_for_management
 from stub.management import fields
 from stub.management.fields import FieldError
-from stub.management.seed import Principal
+from stub.management.seed import DEFAULT_KEY, Principal
 from stub.management.store import (
     PLACEHOLDER_ROW,
     Conflict,
@@ -84,16 +84,19 @@ def _authenticate(request: web.Request, name: str) -> Principal:
     token = _bearer(request)
     if not token:
         raise ApiError(401, "UNAUTHORIZED", f"missing bearer token: {MANAGEMENT_KEY_HINT}")
-    principal = _store(request).principal(token)
-    if principal is None:
-        wrong_plane = not_for_management(token)  # only seeded tokens pass: classify the rest
+    state = request.app[STATE]
+    principal = state.management.principal(token)
+    if principal is None:  # only seeded tokens pass: say what the others are
+        wrong_plane = not_for_management(state.key_policy.family(token))
         if wrong_plane is not None:
             raise ApiError(401, "UNAUTHORIZED", wrong_plane)
+        default = state.management.principal(DEFAULT_KEY) is not None
         raise ApiError(
             401,
             "UNAUTHORIZED",
             "organisation key or session token not recognised: seed it in the fixture "
-            "file's management section (the default organisation's key is svc_org_default)",
+            "file's management section"
+            + (f" (the default organisation's key is {DEFAULT_KEY})" if default else ""),
         )
     if principal.scope == "org:ci-read" and name not in CI_READ_ROUTES:
         raise ApiError(
@@ -264,7 +267,7 @@ def _environment_fields(body: Mapping[str, Any]) -> dict[str, Any]:
     return {
         attribute: check(body[name], name)
         for name, attribute, check in _ENVIRONMENT_CHECKS
-        if body.get(name) is not None
+        if name in body  # an explicit null is checked (and refused), as on projects
     }
 
 

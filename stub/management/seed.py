@@ -535,7 +535,7 @@ def _timestamp(body: Mapping[str, object], where: Where, name: str) -> str | Non
     raw = body.get(name)
     if raw is None:
         return None
-    try:
+    try:  # before 9000: a write moves updatedAt on, and it must stay a four-digit year
         if isinstance(raw, datetime.datetime):
             return iso(raw if raw.tzinfo else raw.replace(tzinfo=datetime.UTC))
         if isinstance(raw, datetime.date):
@@ -544,11 +544,15 @@ def _timestamp(body: Mapping[str, object], where: Where, name: str) -> str | Non
             return iso(datetime.datetime.fromisoformat(raw.replace("Z", "+00:00")))
     except (ValueError, OverflowError):  # not ISO 8601, or outside the years UTC can carry
         pass
-    raise FixtureError((where / name).says(f"expected an ISO 8601 timestamp, got {describe(raw)}"))
+    raise FixtureError(
+        (where / name).says(f"expected an ISO 8601 timestamp before 9000, got {describe(raw)}")
+    )
 
 
 def iso(moment: datetime.datetime) -> str:
     """`2026-11-24T21:00:00.000Z`: UTC, milliseconds, as the service writes timestamps."""
     utc = moment.astimezone(datetime.UTC) if moment.tzinfo else moment
+    if utc.year >= 9000:
+        raise ValueError("a timestamp from the year 9000 on")
     # isoformat pads the year to four digits on every platform (strftime's %Y does not)
     return utc.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"

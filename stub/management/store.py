@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import calendar
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,7 @@ from stub.management.seed import (
     ManagementSeed,
     Principal,
     SeededEnvironment,
+    SeededOrg,
     SeededProject,
     check_unique_across_orgs,
 )
@@ -247,11 +248,23 @@ class ManagementStore:
         check_unique_across_orgs(merged, where)
         return merged
 
+    def merge(self, later: ManagementSeed, merged: ManagementSeed) -> None:
+        """Serve `merged` (from `merged_seed(later)`): the organisations `later` names start
+        from their seed; every other one keeps what was done to it at run time."""
+        self.seed = merged
+        self._principals = {p.token: p for org in merged.orgs.values() for p in org.principals}
+        for project_id in [p.project_id for p in self._projects.values() if p.org_id in later.orgs]:
+            del self._projects[project_id]
+        self._add_seeded(later.orgs.values())
+
     def reset(self) -> None:
         """Back to exactly the seeded state: created rows gone, deleted ones back, edits undone."""
         self._principals = {p.token: p for org in self.seed.orgs.values() for p in org.principals}
         self._projects: dict[str, Project] = {}
-        for org in self.seed.orgs.values():
+        self._add_seeded(self.seed.orgs.values())
+
+    def _add_seeded(self, orgs: Iterable[SeededOrg]) -> None:
+        for org in orgs:
             for seeded in org.projects:
                 project = self._seeded_project(org.org_id, seeded)
                 self._projects[project.project_id] = project

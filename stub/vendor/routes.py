@@ -9,7 +9,6 @@ from aiohttp import web
 from stub.serving import admit
 from stub.state import STATE
 from stub.wire import (
-    check_api_key,
     encoded_response,
     invalid_body,
     json_response,
@@ -71,7 +70,7 @@ async def batch(request: web.Request) -> web.Response:
 def _definitions(request: web.Request) -> web.Response:
     """Bearer secret key required; the project key travels as `?token=`; ETag and 304."""
     state = request.app[STATE]
-    check_api_key(presented_key(request), state.key_policy.accepted, _SECRET_KEY_HINT)
+    admit(request, presented_key(request), "vendor", _SECRET_KEY_HINT, charge=False)
     admit(request, request.query.get("token", "").strip(), "vendor", _TOKEN_HINT)
     vendor = state.served.vendor
     if request.headers.get("If-None-Match") == vendor.etag:
