@@ -21,6 +21,7 @@ from stub.config import (
     StubConfig,
     is_loopback,
 )
+from stub.rate_limit import is_rate
 from stub.server import ListenError, serve
 from stub.validation import FixtureError
 
@@ -158,7 +159,7 @@ def _rate(raw: str | None) -> float | None:
         rate = float(raw.strip().removesuffix("/s"))
     except ValueError:
         rate = 0.0
-    if not 0 < rate < 1e9:
+    if not is_rate(rate):
         raise ConfigError(f"--rate-limit: expected requests a second like 50/s, got {raw!r}")
     return rate
 

@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from stub import validation
-from stub.rate_limit import Limits
+from stub.rate_limit import Limits, is_rate
 from stub.validation import FixtureError, Where, mapping, or_empty
 
 
@@ -178,7 +178,7 @@ def parse_limits(raw: object, where: Where) -> Limits:
 
 
 def _rate(raw: object, where: Where) -> float:
-    if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 < raw < 1e9:
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not is_rate(raw):
         raise FixtureError(
             where.says(f"expected requests a second above 0, got {validation.describe(raw)}")
         )

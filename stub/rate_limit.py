@@ -10,6 +10,14 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+MAX_RATE = 1e9
+
+
+def is_rate(value: float) -> bool:
+    """Requests a second a limit may be: above 0, and finite enough to count."""
+    return 0 < value < MAX_RATE
+
+
 MAX_TRACKED_KEYS = 10_000
 """Windows kept at once; the least recently used key's goes first (it starts afresh)."""
 

@@ -208,12 +208,15 @@ def redacted_query(query_string: str) -> dict[str, str | list[str]]:
     return query
 
 
+def bearer_token(request: web.Request) -> str:
+    """The token of `Authorization: Bearer <token>` (the scheme in any case), or ""."""
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
 def presented_key(request: web.Request) -> str:
     """The API key a client presented: `Authorization: Bearer` (any case) or `x-api-key`."""
-    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-    if scheme.lower() == "bearer" and token.strip():
-        return token.strip()
-    return request.headers.get("x-api-key", "").strip()
+    return bearer_token(request) or request.headers.get("x-api-key", "").strip()
 
 
 RUNTIME_KEY_HINT = "send 'Authorization: Bearer <key>' or 'x-api-key: <key>'"

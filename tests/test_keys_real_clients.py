@@ -32,16 +32,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from fireweave import EvaluationContext, FlagType
 from posthog import Posthog
 from posthog.request import APIError
 from test_fireweave_faults import (
-    DEFAULT,
     FLAG,
     REAL_VALUE,
     assert_error_default,
     assert_real_value,
 )
+from test_fireweave_faults import Fireweave as FaultsFireweave
 
 from conftest import OpenFireweave, SpawnedStub, spawn_stub
 from stub.client import StubClient
@@ -53,7 +52,6 @@ VENDOR_KEY = "phc_abc"
 BROWSER_KEY = "svc_public_abc"
 PROJECT_KEY = "phc_test"
 
-USER = EvaluationContext(targeting_key="user-1")
 
 RATE_LIMITED = {"mode": "429", "source": "rate-limit"}
 """How `/_test/requests` records a request the key's rate limit refused."""
@@ -101,15 +99,8 @@ def strict_stub(strict_session_stub: SpawnedStub) -> SpawnedStub:
     return strict_session_stub
 
 
-@dataclass
-class Fireweave:
-    adapter: Any
-    runtime: Any
-    client: Any
-
-    def read(self) -> Any:
-        """The string flag's decision, with the caller default `DEFAULT`."""
-        return self.client.control_points.get_details(FLAG, FlagType.STRING, DEFAULT, USER)
+class Fireweave(FaultsFireweave):
+    """The fault tests' client, which can also put an exposure on the wire."""
 
     def send_exposure(self) -> None:
         """Record one exposure and put it on the wire (one `/v1/capture`)."""

@@ -21,7 +21,7 @@ from stub.management.store import (
     Project,
 )
 from stub.state import STATE
-from stub.wire import ApiError, encoded_response, json_response, read_json_object
+from stub.wire import ApiError, bearer_token, encoded_response, json_response, read_json_object
 
 routes = web.RouteTableDef()
 
@@ -81,7 +81,7 @@ def _route(method: str, path: str, name: str) -> Callable[[Handler], Handler]:
 
 
 def _authenticate(request: web.Request, name: str) -> Principal:
-    token = _bearer(request)
+    token = bearer_token(request)
     if not token:
         raise ApiError(401, "UNAUTHORIZED", f"missing bearer token: {MANAGEMENT_KEY_HINT}")
     state = request.app[STATE]
@@ -106,11 +106,6 @@ def _authenticate(request: web.Request, name: str) -> Principal:
             "GET /v1/projects and the control-point reads",
         )
     return principal
-
-
-def _bearer(request: web.Request) -> str:
-    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-    return token.strip() if scheme.lower() == "bearer" else ""
 
 
 def _store(request: web.Request) -> ManagementStore:
