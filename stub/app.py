@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import re
+import urllib.parse
 from dataclasses import dataclass, field
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from stub.config import StubConfig
+from stub.control import namespaces as registry
 from stub.control import routes as control
 from stub.fixtures import FixtureSet, default_fixture_dir, load_fixture_paths
 from stub.management import routes as management
+from stub.namespaces import NAME_RULE, NAMESPACES, PREFIX, Namespaces, is_name, prefix_aware
 from stub.runtime import routes as runtime
 from stub.serving import client_route, control_route, expect_continue, guarded, unmatched
-from stub.state import STATE, StubState
 from stub.vendor import routes as vendor
-from stub.wire import ErrorBody, runtime_error_body
+from stub.wire import ApiError, ErrorBody, runtime_error_body
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,24 +40,34 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
     """A ready application; `fixtures` defaults to loading `config.fixture_paths`."""
     if fixtures is None:
         fixtures = load_fixtures(config)
-    state = StubState(config, fixtures)
+    namespaces = Namespaces(config, fixtures)
     app = web.Application(client_max_size=config.max_body_bytes)
-    app[STATE] = state
+    app[NAMESPACES] = namespaces
+    _strip_namespace_prefixes(app)
     paths = _Paths()
     for plane in CLIENT_PLANES:
         for path, routes in _by_path(plane.routes).items():
-            handlers = {route.method: _client_route(state, route, plane) for route in routes}
+            handlers = {route.method: _client_route(namespaces, route, plane) for route in routes}
             # clients also use a trailing slash: served in place, never redirected
             for spelling in (path, path + "/"):
                 for method, handler in handlers.items():
                     _add(app, paths, method, spelling, handler, plane.error_body)
-    for route in _defs(control.routes):
-        wrapped = control_route(route.handler)
-        if config.control_token is not None and route.path.startswith("/_test/"):
-            wrapped = control_route(guarded(config.control_token, route.handler))
-        _add(app, paths, route.method, route.path, wrapped, runtime_error_body)
+    for table, picks in ((control.routes, namespaces), (registry.routes, None)):
+        for route in _defs(table):
+            handler = route.handler
+            if config.control_token is not None and route.path.startswith("/_test/"):
+                handler = guarded(config.control_token, handler)
+            _add(
+                app,
+                paths,
+                route.method,
+                route.path,
+                control_route(handler, picks),
+                runtime_error_body,
+            )
     paths.claim(management.CONSOLE_PREFIX, management.error_body)
-    _add_fallback(app, state, paths, config.control_token)
+    _add_bad_prefix(app, paths)
+    _add_fallback(app, namespaces, paths, config.control_token)
     return app
 
 
@@ -68,10 +80,14 @@ def selector_of(route_name: str) -> str:
     return route_name.partition(".")[0]
 
 
-def _client_route(state: StubState, route: web.RouteDef, plane: _Plane) -> Handler:
+def _client_route(namespaces: Namespaces, route: web.RouteDef, plane: _Plane) -> Handler:
     name = route.kwargs["name"]
     return client_route(
-        state, route.handler, name=name, selector=selector_of(name), error_body=plane.error_body
+        namespaces,
+        route.handler,
+        name=name,
+        selector=selector_of(name),
+        error_body=plane.error_body,
     )
 
 
@@ -136,12 +152,38 @@ def _prefix(path: str, segments: int = 3) -> str:
     return "/".join(path.split("/")[:segments])
 
 
-def _add_fallback(app: web.Application, state: StubState, paths: _Paths, token: str | None) -> None:
+def _strip_namespace_prefixes(app: web.Application) -> None:
+    """aiohttp routes a request before any middleware runs, so a `/ns/{name}` prefix comes off
+    where the request is made: the app's request factory, the one hook that precedes routing
+    (object.__setattr__: aiohttp's debug mode warns on any attribute set on an app)."""
+    object.__setattr__(app, "_make_request", prefix_aware(app._make_request))
+
+
+def _add_bad_prefix(app: web.Application, paths: _Paths) -> None:
+    """What is still under `/ns/` once the request factory had its go has a bad name (or
+    a second prefix): a 400 that says so, in the envelope of the plane the rest belongs to."""
+
+    async def bad_prefix(request: web.Request) -> web.StreamResponse:
+        name, rest = request.match_info["name"], request.match_info["rest"] or "/"
+        if is_name(name):
+            message = f"path: a namespace prefix is given twice ({PREFIX}{name}{rest})"
+        else:
+            message = f"path: {urllib.parse.unquote(name)!r} is not a namespace name ({NAME_RULE})"
+        error = ApiError(400, "INVALID_NAMESPACE", message)
+        return error.to_response(paths.error_body(rest))
+
+    pattern = PREFIX + r"{name:[^/]*}{rest:(/[\s\S]*)?}"
+    app.router.add_route("*", pattern, bad_prefix, expect_handler=expect_continue)
+
+
+def _add_fallback(
+    app: web.Application, namespaces: Namespaces, paths: _Paths, token: str | None
+) -> None:
     """Unknown paths are recorded (a misspelt route shows up in /_test/requests) and answered in
     their plane's envelope; unknown control paths are not recorded, and stay behind the token."""
     not_claimed = unmatched(paths.allowed)
     recorded = {
-        body: client_route(state, not_claimed, name=None, error_body=body)
+        body: client_route(namespaces, not_claimed, name=None, error_body=body)
         for body in {plane.error_body for plane in CLIENT_PLANES}
     }
     control_side = control_route(guarded(token, not_claimed) if token else not_claimed)

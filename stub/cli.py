@@ -16,7 +16,9 @@ from stub.app import create_app, load_fixtures
 from stub.config import (
     DEFAULT_HOST,
     DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_NAMESPACES,
     DEFAULT_MAX_RECORDED,
+    DEFAULT_NAMESPACE_MAX_RECORDED,
     DEFAULT_PORT,
     StubConfig,
     is_loopback,
@@ -84,6 +86,20 @@ class ConfigError(Exception):
     help="Most entries kept per recorded list (events, svcEvents, targets, requests).",
 )
 @click.option(
+    "--max-namespaces",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_NAMESPACES,
+    show_default=True,
+    help="Named namespaces kept at once; beyond it the least recently used is evicted.",
+)
+@click.option(
+    "--namespace-max-recorded",
+    type=click.IntRange(min=1),
+    default=DEFAULT_NAMESPACE_MAX_RECORDED,
+    show_default=True,
+    help="Most entries kept per recorded list of each named namespace.",
+)
+@click.option(
     "--max-body-bytes",
     type=click.IntRange(min=1),
     default=DEFAULT_MAX_BODY_BYTES,
@@ -108,6 +124,8 @@ def command(
     allow_non_loopback: bool,
     control_token: str | None,
     max_recorded: int,
+    max_namespaces: int,
+    namespace_max_recorded: int,
     max_body_bytes: int,
     log_level: str,
 ) -> None:
@@ -127,6 +145,8 @@ def command(
         allow_non_loopback=allow_non_loopback,
         control_token=secrets.token_urlsafe(24) if generated_token else control_token,
         max_recorded=max_recorded,
+        max_namespaces=max_namespaces,
+        namespace_max_recorded=namespace_max_recorded,
         max_body_bytes=max_body_bytes,
         log_level=log_level.lower(),
     )

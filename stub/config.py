@@ -10,6 +10,8 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 3901
 DEFAULT_MAX_RECORDED = 10_000
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+DEFAULT_MAX_NAMESPACES = 1000
+DEFAULT_NAMESPACE_MAX_RECORDED = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +31,12 @@ class StubConfig:
     control_token: str | None = None
     """When set, every /_test/ route requires `Authorization: Bearer <control_token>`."""
     max_recorded: int = DEFAULT_MAX_RECORDED
+    """Per recorded list of the default namespace."""
+    max_namespaces: int = DEFAULT_MAX_NAMESPACES
+    """Named namespaces kept at once; the least recently used is evicted beyond it."""
+    namespace_max_recorded: int = DEFAULT_NAMESPACE_MAX_RECORDED
+    """Per recorded list of each named namespace: one test's worth, so a thousand of them
+    stay small."""
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     log_level: str = "info"
 

@@ -17,7 +17,8 @@ from aiohttp.typedefs import Handler
 from stub.faults.arming import Fired, request_fault
 from stub.faults.modes import FAULTS, FaultMode, FaultSpec, Hit
 from stub.keys import ClientPlane
-from stub.state import STATE, StubState
+from stub.namespaces import Namespaces
+from stub.state import REQUEST_STATE, StubState
 from stub.wire import (
     REQUEST_SEQ,
     RUNTIME_KEY_HINT,
@@ -34,20 +35,29 @@ INTERNAL = ApiError(500, "INTERNAL", "unexpected error in the stub (see its log)
 
 
 def client_route(
-    state: StubState,
+    namespaces: Namespaces,
     handler: Handler,
     *,
     name: str | None,
     selector: str | None = None,
     error_body: ErrorBody = runtime_error_body,
 ) -> Handler:
-    """A client route of any plane, or an unknown path (`name` None): faults fire first, errors
-    become JSON in the plane's envelope, and the request is recorded once, under `name`.
-    `selector` is what arming calls the route (`projects` for `projects.create`); by default
-    the name itself."""
+    """A client route of any plane, or an unknown path (`name` None), served in the request's
+    namespace: faults fire first, errors become JSON in the plane's envelope, and the request
+    is recorded once, under `name`. `selector` is what arming calls the route (`projects` for
+    `projects.create`); by default the name itself."""
     selector = selector or name
 
     async def route(request: web.Request) -> web.StreamResponse:
+        try:
+            state = namespaces.pick(request) or await namespaces.pick_by_body_key(request)
+        except ApiError as error:  # no namespace to record it in: the log says it
+            log.warning("%s %s: %s", request.method, request.path, error.message)
+            return error.to_response(error_body)
+        request[REQUEST_STATE] = state
+        return await served(request, state)
+
+    async def served(request: web.Request, state: StubState) -> web.StreamResponse:
         seq = request[REQUEST_SEQ] = state.next_seq()
         generation = state.generation
         started = time.perf_counter()
@@ -128,7 +138,7 @@ def admit(
     """The key checks of a runtime or vendor request, in the service's order: present and
     accepted (401), used where its family may be (refused under --strict-keys, else served
     with a warning), then, for the key a route `charge`s, its rate limit (429)."""
-    state = request.app[STATE]
+    state = request[REQUEST_STATE]
     policy = state.key_policy
     check_api_key(key, policy.accepted, hint)
     wrong = policy.misuse(key, plane)
@@ -152,11 +162,14 @@ def _warn(request: web.Request, response: web.StreamResponse | None, warning: st
         response.headers[WARNING_HEADER] = warning
 
 
-def control_route(handler: Handler) -> Handler:
-    """A control-plane route: errors become JSON; nothing is recorded or faulted."""
+def control_route(handler: Handler, namespaces: Namespaces | None = None) -> Handler:
+    """A control-plane route, in the namespace the request names when given `namespaces`:
+    errors become JSON; nothing is recorded or faulted."""
 
     async def route(request: web.Request) -> web.StreamResponse:
         try:
+            if namespaces is not None:
+                request[REQUEST_STATE] = namespaces.pick_explicit(request)
             return await handler(request)
         except ApiError as error:
             return error.to_response()

@@ -3,7 +3,7 @@ store), armed faults and what clients sent; `reset()` returns it to its start-up
 
 from __future__ import annotations
 
-import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -42,34 +42,43 @@ class Served:
 
 
 class StubState:
-    """Mutable only through these attributes; `reset()` returns it to its start-up state."""
+    """One namespace's state, mutable only through these attributes; `reset()` returns it to
+    the fixtures it started with."""
 
-    def __init__(self, config: StubConfig, fixtures: FixtureSet) -> None:
+    def __init__(
+        self, config: StubConfig, startup: Served, *, seq: Iterator[int], max_recorded: int
+    ) -> None:
         self.config = config
-        self._startup = Served.of(fixtures)
-        self.served = self._startup
-        limit = config.max_recorded
+        self._startup = startup
+        self.served = startup
         self.recorded = Signal()
         """Fired on every recording, so `/_test/...?waitMs=` long-polls need no sleeping."""
         fire = self.recorded.fire
-        self.events: BoundedLog[Json] = BoundedLog(limit, fire)
+        self.events: BoundedLog[Json] = BoundedLog(max_recorded, fire)
         """Items of vendor `/batch` requests."""
-        self.svc_events: BoundedLog[Json] = BoundedLog(limit, fire)
+        self.svc_events: BoundedLog[Json] = BoundedLog(max_recorded, fire)
         """Events of runtime `/v1/capture` requests."""
-        self.targets: BoundedLog[Json] = BoundedLog(limit, fire)
-        self.requests: BoundedLog[RequestRecord] = BoundedLog(limit, fire)
+        self.targets: BoundedLog[Json] = BoundedLog(max_recorded, fire)
+        self.requests: BoundedLog[RequestRecord] = BoundedLog(max_recorded, fire)
         self.faults = ArmedFaults()
-        self.management = ManagementStore(fixtures.management_seed)
-        self._startup_keys = self._keys = fixtures.keys
-        self.key_policy = self._policy(fixtures.keys)
-        self.limiter = RateLimiter(self._limits(fixtures.keys))
+        self._management: ManagementStore | None = None
+        self._startup_keys = self._keys = startup.fixtures.keys
+        self.key_policy = self._policy(self._keys)
+        self.limiter = RateLimiter(self._limits(self._keys))
         self.key_warnings: dict[int, str] = {}
         """By request seq: a key served where the service would refuse it. Set by the key
         checks, taken by the request's wrapper as it ends (so it never grows)."""
-        # Never reset: a seq stays unique for the life of the process, across tests.
-        self._seq = itertools.count(1)
+        # Shared by every namespace and never reset: a seq is unique for the life of the process.
+        self._seq = seq
         self.generation = 0
         """Counts resets, so a request still running at a reset is not logged into the next test."""
+
+    @property
+    def management(self) -> ManagementStore:
+        """Built on first use: most namespaces never see a management request."""
+        if self._management is None:
+            self._management = ManagementStore(self._startup.fixtures.management_seed)
+        return self._management
 
     def next_seq(self) -> int:
         return next(self._seq)
@@ -98,10 +107,24 @@ class StubState:
         self.generation += 1
         self.served = self._startup
         self._serve_keys(self._startup_keys)
-        self.management.reseed(self._startup.fixtures.management_seed)
+        if self._management is not None:  # else it is still at its seed
+            self._management.reseed(self._startup.fixtures.management_seed)
         self.faults.clear()
         for log in (self.events, self.svc_events, self.targets, self.requests):
             log.clear()
+
+    def summary(self) -> dict[str, Any]:
+        """What the namespace holds, for `/_test/namespaces`."""
+        return {
+            "flags": len(self.served.fixtures.flags),
+            "armedFaults": len(self.faults.to_json()),
+            "recorded": {
+                "requests": len(self.requests),
+                "events": len(self.events),
+                "svcEvents": len(self.svc_events),
+                "targets": len(self.targets),
+            },
+        }
 
     def set_limits(self, limits: Limits) -> None:
         """Rate limits from the control plane: kept with the key rules, so a later `keys:`
@@ -124,4 +147,9 @@ class StubState:
         return Limits(self.config.rate_limit)
 
 
-STATE = web.AppKey("state", StubState)
+REQUEST_STATE = web.RequestKey("state", StubState)
+"""The state of the namespace a request picked (set by its route's wrapper)."""
+
+
+def state_of(request: web.Request) -> StubState:
+    return request[REQUEST_STATE]

@@ -29,8 +29,8 @@ from stub import (
     parse_fixture_document,
 )
 from stub.fixtures import default_fixture_dir
+from stub.namespaces import NAMESPACES
 from stub.rate_limit import RateLimiter
-from stub.state import STATE
 
 Client = TestClient[Any, Any]
 
@@ -186,7 +186,7 @@ class ManualClock:
 
 def manual_clock(app: web.Application) -> ManualClock:
     """Give the app's limiter a manual clock, keeping its limits (and its reset behaviour)."""
-    state = app[STATE]
+    state = app[NAMESPACES].default
     clock = ManualClock()
     state.limiter = RateLimiter(state.limiter.limits, clock)
     return clock

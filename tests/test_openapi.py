@@ -28,6 +28,8 @@ DOCUMENT_PATH = Path(stub.__file__).resolve().parent / "openapi.json"
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 CATCH_ALL = "/{path}"
 """The fallback route that answers unknown paths and methods (JSON 404/405): not an API."""
+BAD_PREFIX = "/ns/{name}{rest}"
+"""What answers a bad namespace prefix (JSON 400): described with namespaces, not an API."""
 
 MODES = {mode.value for mode in FaultMode}
 SELECTOR_NAMES = {*SELECTORS, *GROUPS}
@@ -115,7 +117,7 @@ def served_operations() -> set[tuple[str, str]]:
         path = re.sub(r"\{(\w+):[^}]*\}", r"{\1}", route.resource.canonical)
         if route.method == hdrs.METH_HEAD:
             continue
-        if route.method == hdrs.METH_ANY and path == CATCH_ALL:
+        if route.method == hdrs.METH_ANY and path in (CATCH_ALL, BAD_PREFIX):
             continue
         served.add((path, route.method))
     return served

@@ -26,7 +26,7 @@ from click.testing import CliRunner
 from conftest import AUTH, AiohttpClient, SpawnedStub, spawn_stub
 from stub import StubConfig, create_app
 from stub import cli as cli_module
-from stub.state import STATE
+from stub.namespaces import NAMESPACES
 
 EVALUATE = "/v1/flags/evaluate"
 # Every route that takes a JSON body, with a body it accepts.
@@ -456,7 +456,7 @@ class TestSecurityDefaults:
         assert ready == "svc-stub listening on http://0.0.0.0:4321"
         token = token_line.removeprefix("svc-stub control token: ")
         assert len(token) >= 32
-        assert served["app"][STATE].config.control_token == token
+        assert served["app"][NAMESPACES].config.control_token == token
 
     def test_no_key_or_token_appears_in_answers_logs_or_the_request_log(self) -> None:
         secrets = ["sk_live_header", "phc_body_key", "phs_query_secret", "ctl_token_abc"]

@@ -12,7 +12,7 @@ from aiohttp import web
 from stub.fixtures import parse_fixture_document, parse_yaml
 from stub.keys import parse_limits
 from stub.management.seed import parse_management
-from stub.state import STATE, RequestRecord
+from stub.state import RequestRecord, state_of
 from stub.validation import FixtureError, Where, mapping
 from stub.vendor.documents import fixtures_from_vendor_flags
 from stub.wire import (
@@ -45,7 +45,7 @@ async def openapi(request: web.Request) -> web.Response:
 
 @routes.post("/_test/reset", name="reset")
 async def reset(request: web.Request) -> web.Response:
-    request.app[STATE].reset()
+    state_of(request).reset()
     return json_response({"ok": True})
 
 
@@ -53,7 +53,7 @@ async def reset(request: web.Request) -> web.Response:
 async def events(request: web.Request) -> web.Response:
     """What clients sent; `?minSvcEvents=3&waitMs=2000` (and `minEvents`, `minTargets`) waits
     until that many are recorded, or the wait runs out, before answering."""
-    state = request.app[STATE]
+    state = state_of(request)
     logs = {"events": state.events, "svcEvents": state.svc_events, "targets": state.targets}
     minimums = {name: _query_int(request, "min" + name[0].upper() + name[1:]) for name in logs}
     await _wait(request, lambda: all(len(logs[n]) >= (m or 0) for n, m in minimums.items()))
@@ -65,7 +65,7 @@ async def events(request: web.Request) -> web.Response:
 @routes.get("/_test/requests", name="requests")
 async def requests(request: web.Request) -> web.Response:
     """The request log; `?route=evaluate` keeps one route, `?min=2&waitMs=2000` waits for it."""
-    log = request.app[STATE].requests
+    log = state_of(request).requests
     route = request.query.get("route")
     minimum = _query_int(request, "min") or 0
 
@@ -99,7 +99,7 @@ def _entry(record: RequestRecord) -> dict[str, Any]:
 
 @routes.post("/_test/flags", name="set_flags")
 async def set_vendor_flags(request: web.Request) -> web.Response:
-    state = request.app[STATE]
+    state = state_of(request)
     body = await read_json_object(request)
     state.serve(fixtures_from_vendor_flags(body, state.served.fixtures))
     return json_response({"ok": True, "flags": sorted(state.served.fixtures.flags)})
@@ -113,7 +113,7 @@ async def set_fixtures(request: web.Request) -> web.Response:
         fixtures = parse_fixture_document(await _document(request), "body")
     except FixtureError as exc:
         raise ApiError(400, "INVALID_FIXTURES", str(exc)) from None
-    state = request.app[STATE]
+    state = state_of(request)
     try:
         state.serve(fixtures, merge=_query_flag(request, "merge"))
     except FixtureError as exc:
@@ -124,7 +124,7 @@ async def set_fixtures(request: web.Request) -> web.Response:
 @routes.get("/_test/management", name="management_state")
 async def management_state(request: web.Request) -> web.Response:
     """The management plane as it is now, every organisation (no keys or tokens)."""
-    return json_response(request.app[STATE].management.snapshot())
+    return json_response(state_of(request).management.snapshot())
 
 
 @routes.post("/_test/management", name="seed_management")
@@ -141,7 +141,7 @@ async def seed_management(request: web.Request) -> web.Response:
         seed = parse_management(document, where)
     except FixtureError as exc:
         raise ApiError(400, "INVALID_FIXTURES", str(exc)) from None
-    store = request.app[STATE].management
+    store = state_of(request).management
     if _query_flag(request, "merge"):
         try:
             merged = store.merged_seed(seed, where / "orgs")
@@ -155,7 +155,7 @@ async def seed_management(request: web.Request) -> web.Response:
 
 @routes.get("/_test/rate-limit", name="rate_limit")
 async def rate_limit(request: web.Request) -> web.Response:
-    return json_response(request.app[STATE].limiter.limits.to_json())
+    return json_response(state_of(request).limiter.limits.to_json())
 
 
 @routes.post("/_test/rate-limit", name="set_rate_limit")
@@ -166,25 +166,25 @@ async def set_rate_limit(request: web.Request) -> web.Response:
         limits = parse_limits(await read_json_object(request), Where("body"))
     except FixtureError as exc:
         raise ApiError(400, "INVALID_BODY", str(exc).removeprefix("body: ")) from None
-    request.app[STATE].set_limits(limits)
+    state_of(request).set_limits(limits)
     return json_response(limits.to_json())
 
 
 @routes.post("/_test/fault", name="arm_fault")
 async def arm_fault(request: web.Request) -> web.Response:
     """Answers the fault as armed (null after `{"mode": "none"}`, which clears)."""
-    armed = request.app[STATE].faults.arm(await read_json_object(request))
+    armed = state_of(request).faults.arm(await read_json_object(request))
     return json_response({"ok": True, "fault": armed.to_json() if armed else None})
 
 
 @routes.get("/_test/fault", name="armed_faults")
 async def armed_faults(request: web.Request) -> web.Response:
-    return json_response({"armed": request.app[STATE].faults.to_json()})
+    return json_response({"armed": state_of(request).faults.to_json()})
 
 
 @routes.delete("/_test/fault", name="clear_faults")
 async def clear_faults(request: web.Request) -> web.Response:
-    request.app[STATE].faults.clear()
+    state_of(request).faults.clear()
     return json_response({"ok": True, "armed": []})
 
 
@@ -192,9 +192,9 @@ async def clear_faults(request: web.Request) -> web.Response:
 async def disarm_fault(request: web.Request) -> web.Response:
     """Disarm one fault by the `id` its arming answered with."""
     raw = request.match_info["id"]
-    if not _is_count(raw) or not request.app[STATE].faults.disarm(int(raw)):
+    if not _is_count(raw) or not state_of(request).faults.disarm(int(raw)):
         raise ApiError(404, "NOT_FOUND", f"id: no armed fault {raw!r} (it may have run out)")
-    return json_response({"ok": True, "armed": request.app[STATE].faults.to_json()})
+    return json_response({"ok": True, "armed": state_of(request).faults.to_json()})
 
 
 async def _document(request: web.Request) -> object:
@@ -217,7 +217,7 @@ MAX_WAIT_MS = 60_000
 async def _wait(request: web.Request, ready: Callable[[], bool]) -> None:
     wait_ms = _query_int(request, "waitMs", maximum=MAX_WAIT_MS)
     if wait_ms:
-        await request.app[STATE].recorded.wait_until(ready, wait_ms / 1000)
+        await state_of(request).recorded.wait_until(ready, wait_ms / 1000)
 
 
 def _query_int(request: web.Request, name: str, maximum: int | None = None) -> int | None:

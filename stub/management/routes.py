@@ -20,7 +20,7 @@ from stub.management.store import (
     NotFound,
     Project,
 )
-from stub.state import STATE
+from stub.state import state_of
 from stub.wire import ApiError, bearer_token, encoded_response, json_response, read_json_object
 
 routes = web.RouteTableDef()
@@ -84,7 +84,7 @@ def _authenticate(request: web.Request, name: str) -> Principal:
     token = bearer_token(request)
     if not token:
         raise ApiError(401, "UNAUTHORIZED", f"missing bearer token: {MANAGEMENT_KEY_HINT}")
-    state = request.app[STATE]
+    state = state_of(request)
     principal = state.management.principal(token)
     if principal is None:  # only seeded tokens pass: say what the others are
         wrong_plane = not_for_management(state.key_policy.family(token))
@@ -109,7 +109,7 @@ def _authenticate(request: web.Request, name: str) -> Principal:
 
 
 def _store(request: web.Request) -> ManagementStore:
-    return request.app[STATE].management
+    return state_of(request).management
 
 
 async def _body(request: web.Request, allowed: tuple[str, ...], *, frozen: str = "") -> Any:

@@ -7,7 +7,7 @@ from typing import Any
 from aiohttp import web
 
 from stub.serving import admit
-from stub.state import STATE
+from stub.state import state_of
 from stub.wire import (
     ApiError,
     encoded_response,
@@ -33,7 +33,7 @@ async def evaluate(request: web.Request) -> web.Response:
     attributes = optional_object(body, "attributes")
     optional_object(body, "groups")
     optional_object(body, "groupProperties")
-    decisions = request.app[STATE].served.decisions.encode(flag_keys, targeting_key, attributes)
+    decisions = state_of(request).served.decisions.encode(flag_keys, targeting_key, attributes)
     return encoded_response(
         b'{"decisions":%b,"requestId":"%b","quotaLimited":false}'
         % (decisions, request_id(request).encode())
@@ -44,7 +44,7 @@ async def evaluate(request: web.Request) -> web.Response:
 async def capture(request: web.Request) -> web.Response:
     body = await _authenticated_body(request)
     events = object_list(body, "events", "event objects")  # all checked before any is stored
-    request.app[STATE].svc_events.extend(events)
+    state_of(request).svc_events.extend(events)
     return json_response({"ok": True, "accepted": len(events)})
 
 
@@ -56,7 +56,7 @@ async def register_target(request: web.Request) -> web.Response:
         if body.get(name) is not None and not isinstance(body[name], str):
             raise invalid_body(f"{name}: expected a string, got {json_type(body[name])}")
     optional_object(body, "properties")
-    request.app[STATE].targets.append(body)
+    state_of(request).targets.append(body)
     return json_response({"ok": True, "targetingKey": targeting_key})
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from aiohttp import web
 
 from stub.serving import admit
-from stub.state import STATE
+from stub.state import state_of
 from stub.wire import (
     encoded_response,
     invalid_body,
@@ -41,7 +41,7 @@ async def remote_flags(request: web.Request) -> web.Response:
         raise invalid_body(
             f"person_properties: expected an object, got {json_type(person_properties)}"
         )
-    answer = request.app[STATE].served.vendor.flags_answer(
+    answer = state_of(request).served.vendor.flags_answer(
         keys, str(distinct_id), person_properties or {}, request_id(request)
     )
     return encoded_response(answer)
@@ -63,13 +63,13 @@ async def batch(request: web.Request) -> web.Response:
     body = await read_json_object(request)
     admit(request, _project_key(body), "vendor", _BODY_KEY_HINT)
     items = object_list(body, "batch", "events")  # all checked before any is stored
-    request.app[STATE].events.extend(items)
+    state_of(request).events.extend(items)
     return json_response({"status": 1})
 
 
 def _definitions(request: web.Request) -> web.Response:
     """Bearer secret key required; the project key travels as `?token=`; ETag and 304."""
-    state = request.app[STATE]
+    state = state_of(request)
     admit(request, presented_key(request), "vendor", _SECRET_KEY_HINT, charge=False)
     admit(request, request.query.get("token", "").strip(), "vendor", _TOKEN_HINT)
     vendor = state.served.vendor

@@ -1,0 +1,77 @@
+"""`/_test/namespaces`: create namespaces (with their own fixtures and keys), list what each
+holds, delete them. These routes act on the registry, so they ignore any namespace prefix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from stub.fixtures import FixtureSet, parse_fixture_document
+from stub.namespaces import NAMESPACES, check_name
+from stub.validation import FixtureError
+from stub.wire import ApiError, invalid_body, json_response, json_type, read_json_object
+
+routes = web.RouteTableDef()
+
+_FIELDS = ("name", "keys", "fixtures")
+
+
+@routes.get("/_test/namespaces", name="namespaces")
+async def list_namespaces(request: web.Request) -> web.Response:
+    return json_response(request.app[NAMESPACES].to_json())
+
+
+@routes.post("/_test/namespaces", name="create_namespace")
+async def create_namespace(request: web.Request) -> web.Response:
+    """`{"name": "t-42", "keys": [...], "fixtures": {...}}`: only `name` is required; without
+    `fixtures` it serves the start-up ones."""
+    body = await read_json_object(request)
+    unknown = sorted(set(body) - set(_FIELDS))
+    if unknown:
+        raise invalid_body(f"{unknown[0]}: unknown field (expected {', '.join(_FIELDS)})")
+    name = body.get("name")
+    if not isinstance(name, str):
+        raise invalid_body(f"name: expected a string, got {json_type(name)}")
+    namespaces = request.app[NAMESPACES]
+    namespaces.create(check_name(name, "name"), _fixtures(body.get("fixtures")), _keys(body))
+    return json_response(namespaces.describe(name), status=201)
+
+
+@routes.delete("/_test/namespaces", name="delete_namespaces")
+async def delete_namespaces(request: web.Request) -> web.Response:
+    """Every named namespace; the default one stays (reset it with `/_test/reset`)."""
+    return json_response({"ok": True, "deleted": request.app[NAMESPACES].delete_all()})
+
+
+@routes.get("/_test/namespaces/{name}", name="namespace")
+async def describe_namespace(request: web.Request) -> web.Response:
+    return json_response(request.app[NAMESPACES].describe(request.match_info["name"]))
+
+
+@routes.delete("/_test/namespaces/{name}", name="delete_namespace")
+async def delete_namespace(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    if not request.app[NAMESPACES].delete(name):
+        raise ApiError(404, "NOT_FOUND", f"name: no namespace {name!r}")
+    return json_response({"ok": True, "deleted": name})
+
+
+def _keys(body: dict[str, Any]) -> list[str]:
+    keys = body.get("keys", [])
+    if not isinstance(keys, list):
+        raise invalid_body(f"keys: expected a list of strings, got {json_type(keys)}")
+    for index, key in enumerate(keys):
+        if not isinstance(key, str) or not key.strip():
+            got = "an empty string" if isinstance(key, str) else json_type(key)
+            raise invalid_body(f"keys[{index}]: expected a non-empty string, got {got}")
+    return [key.strip() for key in keys]
+
+
+def _fixtures(document: object) -> FixtureSet | None:
+    if document is None:
+        return None
+    try:
+        return parse_fixture_document(document, "fixtures")
+    except FixtureError as exc:
+        raise ApiError(400, "INVALID_FIXTURES", str(exc)) from None

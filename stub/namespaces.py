@@ -1,0 +1,239 @@
+"""Namespaces: whole, independent stub states on one server, so tests sharing a stub never see
+each other. A request picks its namespace by a path prefix (`/ns/{name}/...`), else the
+`X-Svc-Test-Namespace` header, else a key bound to a namespace, else it gets the default one
+(the stub as it is without namespaces)."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import re
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from aiohttp import web
+from aiohttp.abc import AbstractStreamWriter
+from aiohttp.http_parser import RawRequestMessage
+from aiohttp.streams import StreamReader
+from aiohttp.web_protocol import RequestHandler
+from yarl import URL
+
+from stub.config import StubConfig
+from stub.fixtures import FixtureSet
+from stub.state import Served, StubState
+from stub.wire import ApiError, presented_key, read_json_object
+
+log = logging.getLogger("stub")
+
+DEFAULT = "default"
+"""The namespace of requests that name none; `/ns/default/...` reaches it too."""
+HEADER = "X-Svc-Test-Namespace"
+PREFIX = "/ns/"
+NAME_RULE = "1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit"
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+PREFIXED = web.RequestKey("namespace", str)
+"""The namespace named by the request's path prefix, which has been taken off its path."""
+
+MAX_REMEMBERED_EVICTIONS = 10_000
+"""Evicted names remembered (so a late use is a clear 410, not a fresh, empty namespace)."""
+
+
+def is_name(name: str) -> bool:
+    return _NAME.fullmatch(name) is not None
+
+
+def check_name(name: str, where: str) -> str:
+    if not is_name(name):
+        message = f"{where}: {name!r} is not a namespace name ({NAME_RULE})"
+        raise ApiError(400, "INVALID_NAMESPACE", message)
+    return name
+
+
+class Namespaces:
+    """The default namespace and up to `max_count` named ones, least recently used evicted
+    first; keys bound to a namespace route requests that name none."""
+
+    def __init__(self, config: StubConfig, fixtures: FixtureSet) -> None:
+        self.config = config
+        self._seq = itertools.count(1)
+        # Parsed and derived once: every namespace created from the start-up fixtures shares it.
+        self._startup = Served.of(fixtures)
+        self.default = self._new(self._startup, config.max_recorded)
+        self._named: OrderedDict[str, StubState] = OrderedDict()
+        self._owners: dict[str, str] = {}
+        """key -> the name of the namespace it is bound to"""
+        self._keys: dict[str, tuple[str, ...]] = {}
+        """name -> the keys bound to it"""
+        self._evicted: OrderedDict[str, None] = OrderedDict()
+        self.evictions = 0
+
+    def pick(self, request: web.Request) -> StubState | None:
+        """The request's namespace, by prefix, header or a key in its headers; None when keys
+        are bound and only the body can say which (see `pick_by_body_key`)."""
+        name = request.get(PREFIXED)
+        if name is None:
+            name = request.headers.get(HEADER)
+            if name is None:
+                return self.default if not self._owners else self._by_header_key(request)
+            name = check_name(name.strip(), HEADER)
+        return self.named(name)
+
+    def pick_explicit(self, request: web.Request) -> StubState:
+        """A control request's namespace: by prefix or header only (keys never choose it)."""
+        name = request.get(PREFIXED) or request.headers.get(HEADER)
+        if name is None:
+            return self.default
+        return self.named(check_name(name.strip(), HEADER))
+
+    async def pick_by_body_key(self, request: web.Request) -> StubState:
+        """The namespace of the project key a vendor request carries in its body."""
+        if request.body_exists:
+            try:
+                body = await read_json_object(request)  # cached: the handler reads it again
+            except ApiError:
+                return self.default  # the handler answers the bad body
+            for field in ("api_key", "token"):
+                key = body.get(field)
+                if isinstance(key, str) and key.strip() in self._owners:
+                    return self.named(self._owners[key.strip()])
+        return self.default
+
+    def named(self, name: str) -> StubState:
+        """The namespace `name`, created from the start-up fixtures on first use."""
+        if name == DEFAULT:
+            return self.default
+        state = self._named.get(name)
+        if state is not None:
+            self._named.move_to_end(name)
+            return state
+        if name in self._evicted:
+            raise ApiError(
+                410,
+                "NAMESPACE_EVICTED",
+                f"namespace {name!r} was evicted: more than {self.config.max_namespaces} "
+                "namespaces were in use and it was the least recently used (delete namespaces "
+                "when done, or raise --max-namespaces; creating it again starts it afresh)",
+            )
+        return self._add(name, self._startup, ())
+
+    def create(self, name: str, fixtures: FixtureSet | None, keys: Iterable[str]) -> StubState:
+        """A new namespace, with its own fixtures (else the start-up ones) and bound keys;
+        ApiError 409 if it exists or a key is bound elsewhere."""
+        if name == DEFAULT or name in self._named:
+            raise ApiError(
+                409, "NAMESPACE_EXISTS", f"name: namespace {name!r} exists (delete it first)"
+            )
+        keys = tuple(dict.fromkeys(keys))
+        for key in keys:
+            if key in self._owners:
+                raise ApiError(
+                    409,
+                    "KEY_BOUND",
+                    f"keys: a key is already bound to namespace {self._owners[key]!r}",
+                )
+        served = self._startup if fixtures is None else Served.of(fixtures)
+        return self._add(name, served, keys)
+
+    def delete(self, name: str) -> bool:
+        self._evicted.pop(name, None)
+        if self._named.pop(name, None) is None:
+            return False
+        self._unbind(name)
+        return True
+
+    def delete_all(self) -> int:
+        names = list(self._named)
+        for name in names:
+            self.delete(name)
+        return len(names)
+
+    def describe(self, name: str) -> dict[str, Any]:
+        state = self.default if name == DEFAULT else self._named.get(name)
+        if state is None:
+            raise ApiError(404, "NOT_FOUND", f"name: no namespace {name!r}")
+        return {"name": name, "boundKeys": len(self._keys.get(name, ())), **state.summary()}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "namespaces": [self.describe(name) for name in (DEFAULT, *self._named)],
+            "count": len(self._named),
+            "max": self.config.max_namespaces,
+            "evicted": self.evictions,
+        }
+
+    def _add(self, name: str, served: Served, keys: tuple[str, ...]) -> StubState:
+        self._evicted.pop(name, None)
+        while len(self._named) >= self.config.max_namespaces:
+            self._evict()
+        state = self._named[name] = self._new(served, self.config.namespace_max_recorded)
+        if keys:
+            self._keys[name] = keys
+            self._owners.update(dict.fromkeys(keys, name))
+        return state
+
+    def _evict(self) -> None:
+        name, _ = self._named.popitem(last=False)
+        self._unbind(name)
+        self.evictions += 1
+        self._evicted[name] = None
+        if len(self._evicted) > MAX_REMEMBERED_EVICTIONS:
+            self._evicted.popitem(last=False)
+        log.warning("namespace %r evicted (least recently used of %d)", name, len(self._named) + 1)
+
+    def _unbind(self, name: str) -> None:
+        for key in self._keys.pop(name, ()):
+            del self._owners[key]
+
+    def _by_header_key(self, request: web.Request) -> StubState | None:
+        """By the key in the headers, or the definitions poll's `?token=`."""
+        keys = (presented_key(request), request.query.get("token", "").strip())
+        for key in keys:
+            if key in self._owners:
+                return self.named(self._owners[key])
+        return self.default if any(keys) or not request.body_exists else None
+
+    def _new(self, served: Served, max_recorded: int) -> StubState:
+        return StubState(self.config, served, seq=self._seq, max_recorded=max_recorded)
+
+
+NAMESPACES = web.AppKey("namespaces", Namespaces)
+
+RequestFactory = Callable[..., web.Request]
+
+
+def prefix_aware(make_request: RequestFactory) -> RequestFactory:
+    """Wrap an application's request factory so `/ns/{name}/rest` becomes a request for
+    `/rest` that remembers `name` (under PREFIXED): routing, faults, recording and every
+    handler then see the path a client without namespaces sends. A bad name is left in the
+    path, for the route that explains the rule."""
+
+    def make(
+        message: RawRequestMessage,
+        payload: StreamReader,
+        protocol: RequestHandler,
+        writer: AbstractStreamWriter,
+        task: Any,
+        _cls: type[web.Request] = web.Request,
+    ) -> web.Request:
+        name = None
+        if message.path.startswith(PREFIX):
+            name, message = _unprefixed(message)
+        request = make_request(message, payload, protocol, writer, task, _cls)
+        if name is not None:
+            request[PREFIXED] = name
+        return request
+
+    return make
+
+
+def _unprefixed(message: RawRequestMessage) -> tuple[str | None, RawRequestMessage]:
+    url = message.url
+    name, slash, rest = url.raw_path[len(PREFIX) :].partition("/")
+    if not is_name(name):
+        return None, message
+    path = slash + rest or "/"
+    query = url.raw_query_string
+    stripped = URL.build(path=path, query_string=query, encoded=True)
+    return name, message._replace(path=f"{path}?{query}" if query else path, url=stripped)
