@@ -143,7 +143,7 @@ class TestTheSessionStub:
             pytester,
             """
             def test_reads_a_default_flag(svc_stub):
-                note(url=svc_stub.url)
+                note(url=svc_stub.base_url, scoped=svc_stub.url, namespace=svc_stub.namespace)
                 decision = served(svc_stub.url)["new-checkout"]
                 assert decision["value"] is True
                 assert decision["found"] is True
@@ -155,6 +155,8 @@ class TestTheSessionStub:
         [line] = seen(pytester)
         url = line["url"]
         assert port_of(url) not in (0, DEFAULT_PORT)
+        assert line["namespace"].startswith("test_reads_a_default_flag-")
+        assert line["scoped"] == f"{url}/ns/{line['namespace']}"
         assert_gone(url)
 
     def test_each_test_starts_with_nothing_armed_and_nothing_recorded(
@@ -187,10 +189,10 @@ class TestTheSessionStub:
             pytester,
             """
             def test_first(svc_stub):
-                note(url=svc_stub.url)
+                note(url=svc_stub.base_url)
 
             def test_second(svc_stub):
-                note(url=svc_stub.url)
+                note(url=svc_stub.base_url)
             """,
         )
         run(pytester).assert_outcomes(passed=2)
@@ -273,11 +275,11 @@ class TestTheMarker:
             f"""
             @pytest.mark.svc_stub(fixtures="flags.yaml")
             def test_marked(svc_stub):
-                note(url=svc_stub.url)
+                note(url=svc_stub.base_url)
                 assert "new-checkout" not in served(svc_stub.url)
 
             def test_unmarked(svc_stub):
-                note(url=svc_stub.url)
+                note(url=svc_stub.base_url)
                 flags = served(svc_stub.url)
                 assert set(flags) >= {DEFAULT_KEYS!r}
                 assert "only-flag" not in flags
@@ -285,7 +287,7 @@ class TestTheMarker:
         )
         run(pytester).assert_outcomes(passed=2)
         first, second = (line["url"] for line in seen(pytester))
-        assert first == second  # the same stub, its fixtures put back
+        assert first == second  # the same stub; the marked test's fixtures were its own
 
     def test_a_missing_file_fails_the_tests_setup_naming_the_path(
         self, pytester: pytest.Pytester
@@ -368,29 +370,29 @@ class TestAnAlreadyRunningStub:
         outer_stub: StubProcess,
     ) -> None:
         client = StubClient(outer_stub.url)
-        client.arm("500", apply_to="evaluate")  # the inner test's reset must clear this
+        client.arm("500", apply_to="evaluate")  # someone else's: the inner test must not see it
         monkeypatch.setenv(URL_VARIABLE, outer_stub.url)
         write_tests(
             pytester,
             f"""
             def test_uses_the_running_stub(svc_stub):
-                assert svc_stub.url == {outer_stub.url!r}
+                assert svc_stub.base_url == {outer_stub.url!r}
+                assert svc_stub.url == {outer_stub.url!r} + "/ns/" + svc_stub.namespace
                 assert svc_stub.armed() == []
                 assert served(svc_stub.url)["new-checkout"]["value"] is True
+                [request] = svc_stub.requests("evaluate")
+                assert (request.path, request.status) == ("/v1/flags/evaluate", 200)
             """,
         )
         run(pytester).assert_outcomes(passed=1)
-        [request] = client.requests("evaluate")
-        assert (request.method, request.path, request.status) == (
-            "POST",
-            "/v1/flags/evaluate",
-            200,
-        )
+        assert client.requests() == []  # the default namespace saw nothing
+        assert len(client.armed()) == 1  # and kept what was armed in it
+        assert [n.name for n in client.namespaces()] == ["default"]  # the test's was deleted
         assert client.health()  # the plugin leaves a stub it did not start running
 
 
 class TestXdist:
-    def test_each_worker_has_its_own_stub_and_all_are_stopped(
+    def test_every_worker_shares_one_stub_which_is_stopped_after_the_last_leaves(
         self, pytester: pytest.Pytester
     ) -> None:
         write_tests(
@@ -398,21 +400,106 @@ class TestXdist:
             """
             @pytest.mark.parametrize("n", range(8))
             def test_notes_its_stub(svc_stub, worker_id, n):
-                note(worker=worker_id, url=svc_stub.url)
+                note(worker=worker_id, url=svc_stub.base_url, namespace=svc_stub.namespace)
                 assert served(svc_stub.url)["new-checkout"]["value"] is True
+                assert [r.route for r in svc_stub.requests()] == ["evaluate"]  # its own only
             """,
         )
         run(pytester, "-n", "2").assert_outcomes(passed=8)
-        urls_by_worker: dict[str, set[str]] = {}
-        for line in seen(pytester):
-            urls_by_worker.setdefault(line["worker"], set()).add(line["url"])
-        assert set(urls_by_worker) == {"gw0", "gw1"}
-        assert all(len(urls) == 1 for urls in urls_by_worker.values()), urls_by_worker
-        (gw0_url,), (gw1_url,) = urls_by_worker["gw0"], urls_by_worker["gw1"]
-        assert gw0_url != gw1_url
-        for url in (gw0_url, gw1_url):
-            port_of(url)
-            assert_gone(url)
+        lines = seen(pytester)
+        assert {line["worker"] for line in lines} == {"gw0", "gw1"}
+        assert len({line["namespace"] for line in lines}) == 8
+        (url,) = {line["url"] for line in lines}
+        port_of(url)
+        assert_gone(url)
+
+    def test_parallel_tests_on_one_shared_stub_never_see_each_other_run_after_run(
+        self,
+        pytester: pytest.Pytester,
+        monkeypatch: pytest.MonkeyPatch,
+        outer_stub: StubProcess,
+    ) -> None:
+        """A CI service stub (`SVC_STUB_URL`) and `-n 4`: tests that arm faults and read
+        events at the same moment see exactly their own, and a second run finds nothing left
+        of the first."""
+        monkeypatch.setenv(URL_VARIABLE, outer_stub.url)
+        write_tests(
+            pytester,
+            """
+            import time
+
+            @pytest.mark.parametrize("n", range(16))
+            def test_arms_and_records_its_own(svc_stub, n):
+                event = {"type": "signal", "targetingKey": f"user-{n}", "name": "mine"}
+                if n % 2:
+                    svc_stub.arm("500", apply_to="evaluate")
+                time.sleep(0.05)  # overlap with the other workers' tests
+                status, _ = post(svc_stub.url, "/v1/flags/evaluate", {"targetingKey": "u"})
+                assert status == (500 if n % 2 else 200)
+                assert post(svc_stub.url, "/v1/capture", {"events": [event]})[0] == 200
+                time.sleep(0.05)
+                assert svc_stub.recorded().svc_events == [event]
+                assert [r.route for r in svc_stub.requests()] == ["evaluate", "capture"]
+                assert len(svc_stub.armed()) == n % 2
+            """,
+        )
+        for _ in range(2):
+            run(pytester, "-n", "4").assert_outcomes(passed=16)
+        control = StubClient(outer_stub.url)
+        assert [n.name for n in control.namespaces()] == ["default"]
+        assert control.requests() == []
+
+    def test_a_bound_key_routes_a_client_that_cannot_take_a_path_prefix(
+        self, pytester: pytest.Pytester
+    ) -> None:
+        write_tests(
+            pytester,
+            """
+            def post_with_key(url, path, body, key):
+                request = urllib.request.Request(
+                    url + path,
+                    data=json.dumps(body).encode(),
+                    headers={"Authorization": "Bearer " + key},
+                )
+                with urllib.request.urlopen(request, timeout=5) as answer:
+                    return answer.status
+
+            # a key routes to one namespace at a time: one key per test that may run at once
+            BOUND = [pytest.param(n, marks=pytest.mark.svc_stub(keys=[f"k{n}"])) for n in range(4)]
+
+            @pytest.mark.parametrize("n", BOUND)
+            def test_bound(svc_stub, n):
+                body = {"events": [{"type": "signal", "targetingKey": "t", "name": str(n)}]}
+                assert post_with_key(svc_stub.base_url, "/v1/capture", body, f"k{n}") == 200
+                assert svc_stub.recorded().svc_events == body["events"]
+            """,
+        )
+        run(pytester, "-n", "2").assert_outcomes(passed=4)
+
+
+class TestWithoutNamespaces:
+    def test_the_ini_switch_brings_back_one_state_reset_before_each_test(
+        self, pytester: pytest.Pytester
+    ) -> None:
+        pytester.makeini("[pytest]\nsvc_stub_namespaces = false\n")
+        write_tests(
+            pytester,
+            """
+            def test_a(svc_stub):
+                assert svc_stub.url == svc_stub.base_url and svc_stub.namespace is None
+                svc_stub.arm("500", apply_to="evaluate")
+
+            def test_b(svc_stub):
+                assert svc_stub.armed() == []
+
+            @pytest.mark.svc_stub(keys=["k"])
+            def test_keys_need_namespaces(svc_stub):
+                pass
+            """,
+        )
+        result = run(pytester, "-p", "no:randomly")
+        result.assert_outcomes(passed=2, errors=1)
+        result.stdout.fnmatch_lines(["*@pytest.mark.svc_stub(keys=...) needs namespaces*"])
 
 
 class TestInProcess:

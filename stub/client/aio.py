@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, TypeVar, Unpack
+from typing import Any, Self, TypeVar, Unpack
 
 from stub.client.calls import (
     Call,
@@ -25,6 +25,7 @@ from stub.client.models import (
     ArmOptions,
     Json,
     ManagementState,
+    NamespaceInfo,
     Recorded,
     RecordedRequest,
     StubError,
@@ -121,6 +122,30 @@ class AsyncStubClient(Control):
         tool created, changed or deleted."""
         return await self._run(Calls.management())
 
+    async def create_namespace(
+        self,
+        name: str,
+        *,
+        keys: Sequence[str] = (),
+        fixtures: Mapping[str, Any] | str | Path | None = None,
+    ) -> Self:
+        """Create namespace `name` (its own fixtures, else the start-up ones; requests that
+        name no namespace but present one of `keys` are served in it) and return a client in
+        it. A name in use, or a key bound elsewhere, is a 409 StubError."""
+        await self._run(Calls.create_namespace(name, keys))
+        scoped = self.in_namespace(name)
+        if fixtures is not None:
+            await scoped.set_fixtures(fixtures)
+        return scoped
+
+    async def namespaces(self) -> list[NamespaceInfo]:
+        """Every namespace (the default one first) and what each holds."""
+        return await self._run(Calls.namespaces())
+
+    async def delete_namespace(self, name: str | None = None) -> None:
+        """Delete namespace `name` (by default this client's) and all it holds."""
+        await self._run(Calls.delete_namespace(self._namespace_name(name)))
+
     async def set_vendor_flags(self, body: Mapping[str, Any]) -> list[str]:
         return await self._run(Calls.set_vendor_flags(body))
 
@@ -158,7 +183,7 @@ class AsyncStubClient(Control):
         timeout = aiohttp.ClientTimeout(total=self._timeout_s + wait_of(call))
         async with self._session.request(
             call.method,
-            call.url(self.url),
+            call.url(self),
             data=call.body,
             headers={"Content-Type": call.content_type},
             timeout=timeout,

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 from stub.client.models import (
     MAX_WAIT_S,
@@ -17,6 +17,7 @@ from stub.client.models import (
     Json,
     ManagedOrg,
     ManagementState,
+    NamespaceInfo,
     Recorded,
     RecordedRequest,
     StubError,
@@ -38,10 +39,12 @@ class Call(Generic[T]):
     query: Mapping[str, str] = field(default_factory=dict)
     body: bytes | None = None
     content_type: str = "application/json"
+    scoped: bool = True
+    """Sent in the client's namespace; False: to the stub itself (the namespace registry)."""
 
-    def url(self, base: str) -> str:
+    def url(self, control: Control) -> str:
         query = f"?{urllib.parse.urlencode(self.query)}" if self.query else ""
-        return f"{base}{self.path}{query}"
+        return f"{control.url if self.scoped else control.base_url}{self.path}{query}"
 
 
 def _json_call(
@@ -50,9 +53,11 @@ def _json_call(
     read: Callable[[Any], T],
     body: object = None,
     query: Mapping[str, str] | None = None,
+    *,
+    scoped: bool = True,
 ) -> Call[T]:
     encoded = None if body is None else json.dumps(body).encode()
-    return Call(method, path, read, dict(query or {}), encoded)
+    return Call(method, path, read, dict(query or {}), encoded, scoped=scoped)
 
 
 def _ok(_: Any) -> None:
@@ -105,6 +110,12 @@ def _requests(body: Json) -> list[RecordedRequest]:
         )
         for e in body["requests"]
     ]
+
+
+def _namespace(body: Json) -> NamespaceInfo:
+    return NamespaceInfo(
+        body["name"], body["boundKeys"], body["flags"], body["armedFaults"], body["recorded"]
+    )
 
 
 def _fault_record(raw: Json | None) -> FaultRecord | None:
@@ -225,6 +236,23 @@ class Calls:
         return _json_call("GET", "/_test/management", _management)
 
     @staticmethod
+    def create_namespace(name: str, keys: Sequence[str]) -> Call[NamespaceInfo]:
+        body = {"name": name, "keys": list(keys)}
+        return _json_call("POST", "/_test/namespaces", _namespace, body, scoped=False)
+
+    @staticmethod
+    def namespaces() -> Call[list[NamespaceInfo]]:
+        def read(body: Json) -> list[NamespaceInfo]:
+            return [_namespace(n) for n in body["namespaces"]]
+
+        return _json_call("GET", "/_test/namespaces", read, scoped=False)
+
+    @staticmethod
+    def delete_namespace(name: str) -> Call[None]:
+        path = f"/_test/namespaces/{urllib.parse.quote(name, safe='')}"
+        return _json_call("DELETE", path, _ok, scoped=False)
+
+    @staticmethod
     def set_vendor_flags(body: Mapping[str, Any]) -> Call[list[str]]:
         return _json_call("POST", "/_test/flags", _flag_keys, dict(body))
 
@@ -272,15 +300,47 @@ def no_request(requests: list[RecordedRequest], route: str) -> None:
         )
 
 
+NAMESPACE_PREFIX = "/ns/"
+
+
 class Control:
-    """Where the control plane is and how to call it; what both clients share."""
+    """Where the control plane is and how to call it; what both clients share.
+
+    With `namespace`, every call and `url` (the base URL to give a client library) are in
+    that namespace: `url` is `<stub>/ns/<namespace>`, and `base_url` the stub itself.
+    """
 
     def __init__(
-        self, url: str, *, control_token: str | None = None, timeout_s: float = 10
+        self,
+        url: str,
+        *,
+        control_token: str | None = None,
+        timeout_s: float = 10,
+        namespace: str | None = None,
     ) -> None:
-        self.url = url.rstrip("/")
+        self.base_url = url.rstrip("/")
+        self.namespace = namespace
+        self.url = (
+            self.base_url if namespace is None else self.base_url + NAMESPACE_PREFIX + namespace
+        )
+        self._control_token = control_token
         self._headers = {"Authorization": f"Bearer {control_token}"} if control_token else {}
         self._timeout_s = timeout_s
+
+    def in_namespace(self, namespace: str) -> Self:
+        """A client of the same stub in `namespace` (created by its first request there)."""
+        return type(self)(
+            self.base_url,
+            control_token=self._control_token,
+            timeout_s=self._timeout_s,
+            namespace=namespace,
+        )
+
+    def _namespace_name(self, name: str | None) -> str:
+        name = name or self.namespace
+        if name is None:
+            raise ValueError("delete_namespace(): name a namespace (this client is in none)")
+        return name
 
 
 def wait_of(call: Call[Any]) -> float:

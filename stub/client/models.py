@@ -26,6 +26,17 @@ class WaitTimeout(AssertionError):
 
 
 @dataclass(frozen=True, slots=True)
+class NamespaceInfo:
+    """A namespace and what it holds (`recorded`: entries per list)."""
+
+    name: str
+    bound_keys: int
+    flags: int
+    armed_faults: int
+    recorded: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
 class FaultRecord:
     """The fault that fired on a request, and where it came from."""
 

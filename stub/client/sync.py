@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar, Unpack
+from typing import Any, Self, TypeVar, Unpack
 
 from stub.client.calls import (
     Call,
@@ -27,6 +27,7 @@ from stub.client.models import (
     ArmOptions,
     Json,
     ManagementState,
+    NamespaceInfo,
     Recorded,
     RecordedRequest,
     StubError,
@@ -112,6 +113,30 @@ class StubClient(Control):
         tool created, changed or deleted."""
         return self._run(Calls.management())
 
+    def create_namespace(
+        self,
+        name: str,
+        *,
+        keys: Sequence[str] = (),
+        fixtures: Mapping[str, Any] | str | Path | None = None,
+    ) -> Self:
+        """Create namespace `name` (its own fixtures, else the start-up ones; requests that
+        name no namespace but present one of `keys` are served in it) and return a client in
+        it. A name in use, or a key bound elsewhere, is a 409 StubError."""
+        self._run(Calls.create_namespace(name, keys))
+        scoped = self.in_namespace(name)
+        if fixtures is not None:
+            scoped.set_fixtures(fixtures)
+        return scoped
+
+    def namespaces(self) -> list[NamespaceInfo]:
+        """Every namespace (the default one first) and what each holds."""
+        return self._run(Calls.namespaces())
+
+    def delete_namespace(self, name: str | None = None) -> None:
+        """Delete namespace `name` (by default this client's) and all it holds."""
+        self._run(Calls.delete_namespace(self._namespace_name(name)))
+
     def set_vendor_flags(self, body: Mapping[str, Any]) -> list[str]:
         return self._run(Calls.set_vendor_flags(body))
 
@@ -152,7 +177,7 @@ class StubClient(Control):
 
     def _run(self, call: Call[T]) -> T:
         request = urllib.request.Request(
-            call.url(self.url),
+            call.url(self),
             data=call.body,
             method=call.method,
             headers={**self._headers, "Content-Type": call.content_type},

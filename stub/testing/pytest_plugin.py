@@ -1,25 +1,34 @@
 """pytest fixtures for users' suites: a stub in one fixture, faults in one line.
 
-One stub process per session (per xdist worker: each worker is its own session) on an
-ephemeral port, and a function-scoped `svc_stub` handle that resets it before every test.
-Registered through the `pytest11` entry point, so installing svc-stub is all a suite needs.
+One stub process per test run on an ephemeral port (shared by every pytest-xdist worker), or
+the one at `SVC_STUB_URL`; and a function-scoped `svc_stub` control client in a namespace of
+the test's own, so tests never see each other's faults, fixtures or recordings, however many
+run at once. Registered through the `pytest11` entry point: installing svc-stub is all a
+suite needs.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import secrets
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from stub.client import AsyncStubClient, StubClient
+from stub.client import AsyncStubClient, StubClient, StubError
+from stub.testing import shared
 from stub.testing.process import StubProcess
 
 URL_VARIABLE = "SVC_STUB_URL"
 TOKEN_VARIABLE = "SVC_STUB_CONTROL_TOKEN"
 MARKER = "svc_stub"
+NAMESPACES_INI = "svc_stub_namespaces"
+_RUN_DIRECTORY = "svc_stub_run_directory"
+"""What the xdist controller tells each worker: where the run's shared stub is described."""
+_RUN_KEY = pytest.StashKey[Path]()
 
 FixtureSpec = str | Path | Mapping[str, Any]
 
@@ -39,14 +48,37 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=[],
         help="fixture files or directories for the session's svc-stub",
     )
+    parser.addini(
+        NAMESPACES_INI,
+        type="bool",
+        default=True,
+        help="give each test its own svc-stub namespace (false: reset the whole stub instead)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(fixtures=...): serve these fixtures (a path, a list of paths relative to the "
-        "test file, or a fixture document) for this test only",
+        f"{MARKER}(fixtures=..., keys=...): serve these fixtures (a path, a list of paths "
+        "relative to the test file, or a fixture document) for this test only; route requests "
+        "presenting these keys to this test's namespace",
     )
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist's controller, once per worker: where the run's one stub is described."""
+    stash = node.config.stash
+    if _RUN_KEY not in stash and shared.SUPPORTED:
+        stash[_RUN_KEY] = shared.new_run_directory()
+    if _RUN_KEY in stash:
+        node.workerinput[_RUN_DIRECTORY] = str(stash[_RUN_KEY])
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The controller, after the last worker left: stop the run's stub."""
+    if _RUN_KEY in config.stash:
+        shared.stop_shared_stub(config.stash[_RUN_KEY])
 
 
 @pytest.fixture(scope="session")
@@ -59,21 +91,68 @@ def svc_stub_url(pytestconfig: pytest.Config) -> Iterator[str]:
     args: list[str] = []
     for path in _session_fixture_paths(pytestconfig):
         args += ["--fixtures", str(path)]
+    run_directory = getattr(pytestconfig, "workerinput", {}).get(_RUN_DIRECTORY)
+    if run_directory is not None:  # an xdist worker: the run's stub, whoever started it
+        yield shared.shared_stub_url(Path(run_directory), args)
+        return
     with StubProcess.start(args) as process:  # stopped at session end, failures or not
         yield process.url
 
 
 @pytest.fixture
 def svc_stub(svc_stub_url: str, request: pytest.FixtureRequest) -> Iterator[StubClient]:
-    """The control client (`.url` is the stub's address), reset before the test."""
-    client = StubClient(svc_stub_url, control_token=os.environ.get(TOKEN_VARIABLE))
-    client.reset()
+    """The control client in a namespace of this test's own: `.url` is the base URL to give
+    a client library (`<stub>/ns/<namespace>`), and every call is scoped to it."""
+    stub = StubClient(svc_stub_url, control_token=os.environ.get(TOKEN_VARIABLE))
     marker = request.node.get_closest_marker(MARKER)
-    if marker is not None:
-        _serve(client, marker.kwargs.get("fixtures"), request.path.parent)
-    yield client
-    if marker is not None:  # put the session's fixtures back for whoever shares the stub next
-        client.reset()
+    options = marker.kwargs if marker is not None else {}
+    if marker is not None and not {"fixtures", "keys"} & set(options):
+        pytest.fail(f"@pytest.mark.{MARKER} needs fixtures=... or keys=...", pytrace=False)
+    if not request.config.getini(NAMESPACES_INI):
+        yield from _reset_whole_stub(stub, options, request.path.parent)
+        return
+    client = stub.create_namespace(_namespace_name(request.node.name), keys=_keys(options))
+    try:
+        if "fixtures" in options:
+            _serve(client, options["fixtures"], request.path.parent)
+        yield client
+    finally:
+        _delete_quietly(client)
+
+
+def _reset_whole_stub(
+    stub: StubClient, options: Mapping[str, Any], here: Path
+) -> Iterator[StubClient]:
+    """The way before namespaces (`svc_stub_namespaces = false`): one state, reset per test."""
+    if "keys" in options:
+        pytest.fail(f"@pytest.mark.{MARKER}(keys=...) needs namespaces", pytrace=False)
+    stub.reset()
+    if "fixtures" in options:
+        _serve(stub, options["fixtures"], here)
+    yield stub
+    if options:  # put the session's fixtures back for whoever shares the stub next
+        stub.reset()
+
+
+def _namespace_name(test_name: str) -> str:
+    """Readable in `/_test/namespaces`, unique across workers and runs."""
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "-", test_name).strip("-._")[:40] or "test"
+    return f"{readable}-{secrets.token_hex(4)}"
+
+
+def _keys(options: Mapping[str, Any]) -> list[str]:
+    keys = options.get("keys", [])
+    if isinstance(keys, str) or not all(isinstance(key, str) for key in keys):
+        pytest.fail(f"@pytest.mark.{MARKER}(keys=...) takes a list of strings", pytrace=False)
+    return list(keys)
+
+
+def _delete_quietly(client: StubClient) -> None:
+    try:
+        client.delete_namespace()
+    except StubError as exc:
+        if exc.status != 404:  # 404: the test deleted it itself
+            raise
 
 
 try:
@@ -96,8 +175,8 @@ else:
         client = AsyncStubClient(str(server.make_url("")))
         marker = request.node.get_closest_marker(MARKER)
         try:
-            if marker is not None:
-                for call in _fixture_calls(marker.kwargs.get("fixtures"), request.path.parent):
+            if marker is not None and "fixtures" in marker.kwargs:  # keys: it is all its own
+                for call in _fixture_calls(marker.kwargs["fixtures"], request.path.parent):
                     await client.set_fixtures(call[0], merge=call[1])
             yield client
         finally:
