@@ -139,6 +139,17 @@ class TestManagementPlaneSection:
         assert [p.slug for p in acme.projects] == ["checkout"]
 
 
+class TestNamespacesSection:
+    def test_the_curl_example_prints_what_the_readme_shows(self, fresh_stub: SpawnedStub) -> None:
+        (block,) = shell_blocks("## Namespaces: one stub, many tests")
+        results = run(block, fresh_stub.url)
+        checked = [(step, out) for step, out in results if step.expected is not None]
+        assert len(checked) >= 6, "the example shows what most steps print"
+        for step, output in checked:
+            assert matches(output, step.expected), f"{step.script}\nprinted {output}"
+        assert fresh_stub.get("/_test/namespaces")["count"] == 0
+
+
 class TestKeysAndPlanesSection:
     def test_the_warning_example_prints_the_header_shown(self, fresh_stub: SpawnedStub) -> None:
         (block,) = shell_blocks("## Keys and planes")
