@@ -15,6 +15,7 @@ that never fires against evaluate without one. Every process it starts is stoppe
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import re
@@ -24,12 +25,16 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # the stub's own defaults, from the checkout
+from stub.config import DEFAULT_NAMESPACE_MAX_RECORDED  # noqa: E402
+
 SERVER_CPU, LOAD_CPU = "0", "1"
 EVALUATE_BODY = json.dumps({"targetingKey": "user-1", "flagKeys": ["checkout-v2", "pricing-page"]})
 ROUTE_BODIES = {
@@ -367,6 +372,186 @@ def check_rate_limit(url: str, per_second: float | None) -> None:
         raise RuntimeError(f"{url}: evaluate did not find the bench flags: {answer}")
 
 
+NAMESPACE_BOUND = 1.05
+"""The issue's bound on a request's CPU in a namespace over the same in the default one."""
+LIVE_NAMESPACES = 1_000
+
+
+def namespace_cost(round_s: float, rounds: int, connections: int = 16) -> None:
+    """Evaluate through a `/ns/{name}` prefix against the same request with none, on one
+    server, in alternating rounds: the difference is taking the prefix off and picking the
+    namespace."""
+    print(
+        f"\n## A request in a namespace against the default namespace: evaluate, "
+        f"{connections} connections, {rounds} alternating rounds of {round_s:g} s\n"
+    )
+    routes = {"default": EVALUATE, "namespace": Route("/ns/bench/v1/flags/evaluate")}
+    with started("svc-stub") as stub:
+        for route in routes.values():
+            check_evaluate(stub.url + route.path)
+        loads: dict[str, list[Load]] = {label: [] for label in routes}
+        for round_ in range(rounds):
+            order = list(routes.items())
+            for label, route in order if round_ % 2 == 0 else reversed(order):
+                loads[label].append(measured(stub, connections, round_s, route))
+        _ratio_table(loads, "namespace", "default", NAMESPACE_BOUND)
+        held = json.loads(get(stub.url + "/_test/namespaces/bench"))["recorded"]["requests"]
+        if held == 0:
+            raise RuntimeError("namespace scenario: nothing was recorded in the namespace")
+
+
+def _ratio_table(loads: dict[str, list[Load]], over: str, under: str, bound: float) -> None:
+    failed = {label: sum(one.non_2xx + one.errors for one in runs) for label, runs in loads.items()}
+    print("| request | median req/s | CPU per request, median (min) | failed requests |")
+    print("|---|---|---|---|")
+    for label, runs in loads.items():
+        print(
+            f"| {label} | {statistics.median(one.rps for one in runs):,.0f} | "
+            f"{statistics.median(one.cpu_us for one in runs):.2f} µs "
+            f"({min(one.cpu_us for one in runs):.2f} µs) | {failed[label]:,} |"
+        )
+    ratios = [a.cpu_us / b.cpu_us for a, b in zip(loads[over], loads[under], strict=True)]
+    median = statistics.median(ratios)
+    print(
+        f"\nCPU per request, {over} / {under}: median of per-round ratios {median:.3f} "
+        f"(range {min(ratios):.3f}-{max(ratios):.3f}; bound < {bound}: "
+        f"{'met' if median < bound else '**NOT MET**'}); per round: "
+        + ", ".join(f"{ratio:.3f}" for ratio in ratios)
+    )
+    if any(failed.values()):
+        raise RuntimeError(f"requests failed (non-2xx or socket errors): {failed}")
+
+
+def check_evaluate(url: str) -> None:
+    answer = json.loads(get(url, EVALUATE_BODY.encode(), token=EVALUATE.token))
+    found = [decision["flagKey"] for decision in answer["decisions"] if decision["found"]]
+    if found != json.loads(EVALUATE_BODY)["flagKeys"]:
+        raise RuntimeError(f"{url}: evaluate did not find the bench flags: {answer}")
+
+
+def live_namespaces(per_list: int, threads: int = 8) -> None:
+    """1,000 namespaces, each filled as a test would leave it and then to its recording bound:
+    RSS before and after, and what creating one costs the server."""
+    print(f"\n## {LIVE_NAMESPACES:,} live namespaces\n")
+    with started("svc-stub") as stub:
+        idle = stub.rss_mb
+        host, port = stub.url.removeprefix("http://").split(":")
+
+        def call(
+            connection: http.client.HTTPConnection, method: str, path: str, body: object = None
+        ) -> int:
+            data = None if body is None else json.dumps(body)
+            headers = {"Authorization": "Bearer bench-key", "Content-Type": "application/json"}
+            connection.request(method, path, data, headers)
+            answer = connection.getresponse()
+            answer.read()
+            if answer.status >= 300:
+                raise RuntimeError(f"{method} {path}: {answer.status}")
+            return answer.status
+
+        def create(names: list[str]) -> None:
+            connection = http.client.HTTPConnection(host, int(port), timeout=10)
+            for name in names:
+                call(connection, "POST", "/_test/namespaces", {"name": name})
+            connection.close()
+
+        def health(count: int) -> None:
+            connection = http.client.HTTPConnection(host, int(port), timeout=10)
+            for _ in range(count):
+                call(connection, "GET", "/health")
+            connection.close()
+
+        names = [f"test-{n:04d}" for n in range(LIVE_NAMESPACES)]
+        before = stub.cpu_s
+        health(LIVE_NAMESPACES)
+        health_cpu = stub.cpu_s - before
+        before = stub.cpu_s
+        create(names)
+        create_cpu = stub.cpu_s - before
+        created = stub.rss_mb
+        print(
+            f"- Creating one: {create_cpu / LIVE_NAMESPACES * 1000:.3f} ms of server CPU per "
+            f"`POST /_test/namespaces` ({health_cpu / LIVE_NAMESPACES * 1000:.3f} ms for a "
+            f"`GET /health` on the same connection); RSS {idle:.1f} MB idle, "
+            f"{created:.1f} MB with {LIVE_NAMESPACES:,} empty namespaces"
+        )
+
+        def fill(names: list[str], events: int, registrations: int) -> None:
+            """What a test leaves: an evaluation, a capture and a batch of `events` each, and
+            `registrations` target registrations."""
+            connection = http.client.HTTPConnection(host, int(port), timeout=10)
+            for name in names:
+                prefix = f"/ns/{name}"
+                try:
+                    call(
+                        connection, "POST", prefix + "/v1/flags/evaluate", json.loads(EVALUATE_BODY)
+                    )
+                except RuntimeError:
+                    if registrations:  # filling to the bound evicts the least recently used
+                        raise
+                    continue
+                exposures = [_exposure(name, k) for k in range(events)]
+                call(connection, "POST", prefix + "/v1/capture", {"events": exposures})
+                batch = [_vendor_event(name, k) for k in range(events)]
+                call(connection, "POST", prefix + "/batch/", {"api_key": "phc", "batch": batch})
+                for k in range(registrations):
+                    target = {"targetingKey": f"{name}-{k}", "kind": "user"}
+                    call(connection, "POST", prefix + "/v1/targets/register", target)
+            connection.close()
+
+        def in_threads(events: int, registrations: int) -> dict[str, Any]:
+            chunks = [names[n::threads] for n in range(threads)]
+            workers = [
+                threading.Thread(target=fill, args=(chunk, events, registrations))
+                for chunk in chunks
+            ]
+            for worker in workers:
+                worker.start()
+            for worker in workers:
+                worker.join()
+            listed: dict[str, Any] = json.loads(get(stub.url + "/_test/namespaces"))
+            return listed
+
+        listed = in_threads(events=10, registrations=10)
+        held = listed["namespaces"][-1]["recorded"]
+        print(
+            f"- {listed['count']:,} namespaces each holding what a test leaves ({held}): "
+            f"RSS {stub.rss_mb:.1f} MB; {listed['recorded']:,} entries together, "
+            f"{listed['evicted']} evicted"
+        )
+        if listed["count"] != LIVE_NAMESPACES or listed["evicted"]:
+            raise RuntimeError(f"namespaces were lost: {listed}")
+        listed = in_threads(events=per_list, registrations=0)
+        print(
+            f"- The same {LIVE_NAMESPACES:,} each then sent {per_list:,} events and "
+            f"{per_list:,} vendor events (their lists' bound): RSS {stub.rss_mb:.1f} MB; "
+            f"{listed['recorded']:,} entries together (bound {listed['maxRecorded']:,}), "
+            f"{listed['evicted']:,} least recently used evicted, {listed['count']:,} live"
+        )
+
+
+def _exposure(name: str, k: int) -> dict[str, object]:
+    return {
+        "type": "exposure",
+        "targetingKey": f"{name}-user-{k}",
+        "flagKey": "checkout-v2",
+        "value": "treatment-b",
+        "variant": "treatment-b",
+    }
+
+
+def _vendor_event(name: str, k: int) -> dict[str, object]:
+    return {
+        "event": "$feature_flag_called",
+        "distinct_id": f"{name}-user-{k}",
+        "properties": {
+            "$feature_flag": "checkout-v2",
+            "$feature_flag_response": "treatment-b",
+            "$lib": "posthog-python",
+        },
+    }
+
+
 def startup(times: int) -> None:
     print("\n## Start-up to a healthy /health, and idle RSS\n")
     print("| server | median start-up | idle RSS |")
@@ -444,19 +629,31 @@ def million(target: int = 1_000_000) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="short runs, for a smoke check")
-    quick = parser.parse_args().quick
-    seconds = 2 if quick else 5
+    parser.add_argument(
+        "--only", action="append", choices=SCENARIOS, help="run only this scenario (repeatable)"
+    )
+    arguments = parser.parse_args()
+    quick = arguments.quick
     print(
         f"# svc-stub benchmark, {time.strftime('%Y-%m-%d')}, {os.cpu_count()} CPUs, "
         f"Python {sys.version.split()[0]}"
     )
-    throughput(seconds, rounds=1 if quick else 2)
-    rate_limit_cost(round_s=2, rounds=3 if quick else 10)
-    startup(times=3 if quick else 7)
-    thousand_connections(seconds)
-    delayed(seconds)
-    if not quick:
-        million()
+    for name in arguments.only or SCENARIOS:
+        if name != "million" or not quick or arguments.only:
+            SCENARIOS[name](quick)
+
+
+SCENARIOS: dict[str, Callable[[bool], None]] = {
+    "throughput": lambda quick: throughput(2 if quick else 5, rounds=1 if quick else 2),
+    "rate-limit": lambda quick: rate_limit_cost(round_s=2, rounds=3 if quick else 10),
+    "namespace-cost": lambda quick: namespace_cost(round_s=2, rounds=3 if quick else 10),
+    "live-namespaces": lambda quick: live_namespaces(DEFAULT_NAMESPACE_MAX_RECORDED),
+    "startup": lambda quick: startup(times=3 if quick else 7),
+    "connections": lambda quick: thousand_connections(2 if quick else 5),
+    "delayed": lambda quick: delayed(2 if quick else 5),
+    "million": lambda quick: million(),
+}
+"""Every scenario, in the order a full run takes them; `million` is left out of --quick."""
 
 
 if __name__ == "__main__":

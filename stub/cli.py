@@ -18,6 +18,7 @@ from stub.config import (
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_NAMESPACES,
     DEFAULT_MAX_RECORDED,
+    DEFAULT_MAX_RECORDED_IN_NAMESPACES,
     DEFAULT_NAMESPACE_MAX_RECORDED,
     DEFAULT_PORT,
     StubConfig,
@@ -100,6 +101,14 @@ class ConfigError(Exception):
     help="Most entries kept per recorded list of each named namespace.",
 )
 @click.option(
+    "--max-recorded-in-namespaces",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_RECORDED_IN_NAMESPACES,
+    show_default=True,
+    help="Entries recorded by every named namespace together; beyond it the least recently "
+    "used namespaces are evicted.",
+)
+@click.option(
     "--max-body-bytes",
     type=click.IntRange(min=1),
     default=DEFAULT_MAX_BODY_BYTES,
@@ -126,6 +135,7 @@ def command(
     max_recorded: int,
     max_namespaces: int,
     namespace_max_recorded: int,
+    max_recorded_in_namespaces: int,
     max_body_bytes: int,
     log_level: str,
 ) -> None:
@@ -147,6 +157,7 @@ def command(
         max_recorded=max_recorded,
         max_namespaces=max_namespaces,
         namespace_max_recorded=namespace_max_recorded,
+        max_recorded_in_namespaces=max_recorded_in_namespaces,
         max_body_bytes=max_body_bytes,
         log_level=log_level.lower(),
     )

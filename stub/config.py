@@ -12,6 +12,7 @@ DEFAULT_MAX_RECORDED = 10_000
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 DEFAULT_MAX_NAMESPACES = 1000
 DEFAULT_NAMESPACE_MAX_RECORDED = 1000
+DEFAULT_MAX_RECORDED_IN_NAMESPACES = 50_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,8 +36,10 @@ class StubConfig:
     max_namespaces: int = DEFAULT_MAX_NAMESPACES
     """Named namespaces kept at once; the least recently used is evicted beyond it."""
     namespace_max_recorded: int = DEFAULT_NAMESPACE_MAX_RECORDED
-    """Per recorded list of each named namespace: one test's worth, so a thousand of them
-    stay small."""
+    """Per recorded list of each named namespace: more than one test records."""
+    max_recorded_in_namespaces: int = DEFAULT_MAX_RECORDED_IN_NAMESPACES
+    """Entries recorded by every named namespace together; beyond it the least recently used
+    namespaces are evicted, so a thousand live ones stay within a known memory bound."""
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     log_level: str = "info"
 

@@ -20,6 +20,7 @@ from aiohttp.web_protocol import RequestHandler
 from yarl import URL
 
 from stub.config import StubConfig
+from stub.control.recording import Tally
 from stub.fixtures import FixtureSet
 from stub.state import Served, StubState
 from stub.wire import ApiError, presented_key, read_json_object
@@ -60,7 +61,7 @@ class Namespaces:
         self._seq = itertools.count(1)
         # Parsed and derived once: every namespace created from the start-up fixtures shares it.
         self._startup = Served.of(fixtures)
-        self.default = self._new(self._startup, config.max_recorded)
+        self.default = self._new(self._startup, config.max_recorded)  # not in the tally
         self._named: OrderedDict[str, StubState] = OrderedDict()
         self._owners: dict[str, str] = {}
         """key -> the name of the namespace it is bound to"""
@@ -68,6 +69,8 @@ class Namespaces:
         """name -> the keys bound to it"""
         self._evicted: OrderedDict[str, None] = OrderedDict()
         self.evictions = 0
+        self._tally = Tally()
+        """What every named namespace records, together."""
 
     def pick(self, request: web.Request) -> StubState | None:
         """The request's namespace, by prefix, header or a key in its headers; None when keys
@@ -104,6 +107,8 @@ class Namespaces:
         """The namespace `name`, created from the start-up fixtures on first use."""
         if name == DEFAULT:
             return self.default
+        if self._tally.kept > self.config.max_recorded_in_namespaces:
+            self._shed(keep=name)
         state = self._named.get(name)
         if state is not None:
             self._named.move_to_end(name)
@@ -112,9 +117,11 @@ class Namespaces:
             raise ApiError(
                 410,
                 "NAMESPACE_EVICTED",
-                f"namespace {name!r} was evicted: more than {self.config.max_namespaces} "
-                "namespaces were in use and it was the least recently used (delete namespaces "
-                "when done, or raise --max-namespaces; creating it again starts it afresh)",
+                f"namespace {name!r} was evicted: it was the least recently used when "
+                f"namespaces went over their bounds ({self.config.max_namespaces} namespaces, "
+                f"{self.config.max_recorded_in_namespaces} recorded entries together); delete "
+                "namespaces when done, or raise --max-namespaces or "
+                "--max-recorded-in-namespaces (creating it again starts it afresh)",
             )
         return self._add(name, self._startup, ())
 
@@ -138,9 +145,11 @@ class Namespaces:
 
     def delete(self, name: str) -> bool:
         self._evicted.pop(name, None)
-        if self._named.pop(name, None) is None:
+        state = self._named.pop(name, None)
+        if state is None:
             return False
         self._unbind(name)
+        state.release()
         return True
 
     def delete_all(self) -> int:
@@ -161,26 +170,44 @@ class Namespaces:
             "count": len(self._named),
             "max": self.config.max_namespaces,
             "evicted": self.evictions,
+            "recorded": self._tally.kept,
+            "maxRecorded": self.config.max_recorded_in_namespaces,
         }
 
     def _add(self, name: str, served: Served, keys: tuple[str, ...]) -> StubState:
         self._evicted.pop(name, None)
         while len(self._named) >= self.config.max_namespaces:
             self._evict()
-        state = self._named[name] = self._new(served, self.config.namespace_max_recorded)
+        state = self._named[name] = self._new(
+            served, self.config.namespace_max_recorded, self._tally
+        )
         if keys:
             self._keys[name] = keys
             self._owners.update(dict.fromkeys(keys, name))
         return state
 
-    def _evict(self) -> None:
-        name, _ = self._named.popitem(last=False)
+    def _shed(self, keep: str) -> None:
+        """Evict the least recently used namespaces until what they record together is back
+        within bounds; never `keep`, the one a request is about to use."""
+        while self._tally.kept > self.config.max_recorded_in_namespaces:
+            oldest = next((name for name in self._named if name != keep), None)
+            if oldest is None:
+                return
+            self._evict(oldest, "recorded entries")
+
+    def _evict(self, name: str | None = None, bound: str = "namespaces") -> None:
+        if name is None:
+            name = next(iter(self._named))
+        state = self._named.pop(name)
         self._unbind(name)
+        state.release()
         self.evictions += 1
         self._evicted[name] = None
         if len(self._evicted) > MAX_REMEMBERED_EVICTIONS:
             self._evicted.popitem(last=False)
-        log.warning("namespace %r evicted (least recently used of %d)", name, len(self._named) + 1)
+        log.warning(
+            "namespace %r evicted: the least recently used, over the bound on %s", name, bound
+        )
 
     def _unbind(self, name: str) -> None:
         for key in self._keys.pop(name, ()):
@@ -194,8 +221,8 @@ class Namespaces:
                 return self.named(self._owners[key])
         return self.default if any(keys) or not request.body_exists else None
 
-    def _new(self, served: Served, max_recorded: int) -> StubState:
-        return StubState(self.config, served, seq=self._seq, max_recorded=max_recorded)
+    def _new(self, served: Served, max_recorded: int, tally: Tally | None = None) -> StubState:
+        return StubState(self.config, served, seq=self._seq, max_recorded=max_recorded, tally=tally)
 
 
 NAMESPACES = web.AppKey("namespaces", Namespaces)

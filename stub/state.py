@@ -10,7 +10,7 @@ from typing import Any
 from aiohttp import web
 
 from stub.config import StubConfig
-from stub.control.recording import BoundedLog, Signal
+from stub.control.recording import BoundedLog, Signal, Tally
 from stub.faults.arming import ArmedFaults, Fired
 from stub.fixtures import FixtureSet
 from stub.keys import KeyPolicy, KeyRules
@@ -46,7 +46,13 @@ class StubState:
     the fixtures it started with."""
 
     def __init__(
-        self, config: StubConfig, startup: Served, *, seq: Iterator[int], max_recorded: int
+        self,
+        config: StubConfig,
+        startup: Served,
+        *,
+        seq: Iterator[int],
+        max_recorded: int,
+        tally: Tally | None = None,
     ) -> None:
         self.config = config
         self._startup = startup
@@ -54,12 +60,12 @@ class StubState:
         self.recorded = Signal()
         """Fired on every recording, so `/_test/...?waitMs=` long-polls need no sleeping."""
         fire = self.recorded.fire
-        self.events: BoundedLog[Json] = BoundedLog(max_recorded, fire)
+        self.events: BoundedLog[Json] = BoundedLog(max_recorded, fire, tally)
         """Items of vendor `/batch` requests."""
-        self.svc_events: BoundedLog[Json] = BoundedLog(max_recorded, fire)
+        self.svc_events: BoundedLog[Json] = BoundedLog(max_recorded, fire, tally)
         """Events of runtime `/v1/capture` requests."""
-        self.targets: BoundedLog[Json] = BoundedLog(max_recorded, fire)
-        self.requests: BoundedLog[RequestRecord] = BoundedLog(max_recorded, fire)
+        self.targets: BoundedLog[Json] = BoundedLog(max_recorded, fire, tally)
+        self.requests: BoundedLog[RequestRecord] = BoundedLog(max_recorded, fire, tally)
         self.faults = ArmedFaults()
         self._management: ManagementStore | None = None
         self._startup_keys = self._keys = startup.fixtures.keys
@@ -110,8 +116,16 @@ class StubState:
         if self._management is not None:  # else it is still at its seed
             self._management.reseed(self._startup.fixtures.management_seed)
         self.faults.clear()
-        for log in (self.events, self.svc_events, self.targets, self.requests):
+        for log in self._logs():
             log.clear()
+
+    def release(self) -> None:
+        """The namespace is gone: drop what it recorded, and stop counting it."""
+        for log in self._logs():
+            log.detach()
+
+    def _logs(self) -> tuple[BoundedLog[Any], ...]:
+        return (self.events, self.svc_events, self.targets, self.requests)
 
     def summary(self) -> dict[str, Any]:
         """What the namespace holds, for `/_test/namespaces`."""

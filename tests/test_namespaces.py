@@ -277,6 +277,7 @@ class TestLifecycle:
         _, listed = await json_of(client, "GET", "/_test/namespaces")
         assert [n["name"] for n in listed["namespaces"]] == ["default", "own"]
         assert (listed["count"], listed["max"], listed["evicted"]) == (1, 1000, 0)
+        assert (listed["recorded"], listed["maxRecorded"]) == (0, 50_000)  # reset: none kept
 
     async def test_deleted_means_gone_and_a_later_use_starts_afresh(self, client: Client) -> None:
         async with client.post("/ns/gone/v1/capture", json=CAPTURE, headers=AUTH):
@@ -363,6 +364,25 @@ class TestEviction:
         status, _ = await json_of(client, "POST", "/_test/namespaces", json={"name": "b"})
         assert status == 201  # created again: afresh, and it evicted `a`
         assert await evaluate(client, "/ns/b") == 200
+
+    async def test_over_the_recording_bound_the_least_recently_used_go(
+        self, aiohttp_client: AiohttpClient
+    ) -> None:
+        client = await stub_with(aiohttp_client, max_recorded_in_namespaces=6)
+        three = {"events": CAPTURE["events"] * 3}
+        for name in ("a", "b"):  # a request and three events each: 8 together, over 6
+            async with client.post(f"/ns/{name}/v1/capture", json=three, headers=AUTH) as answer:
+                assert answer.status == 200
+        assert await evaluate(client, "/ns/b") == 200  # the next request sheds `a`, never `b`
+        _, listed = await json_of(client, "GET", "/_test/namespaces")
+        assert [n["name"] for n in listed["namespaces"]] == ["default", "b"]
+        assert (listed["evicted"], listed["recorded"]) == (1, 5)
+        status, body = await json_of(client, "GET", "/ns/a/_test/events")
+        assert (status, body["error"]) == (410, "NAMESPACE_EVICTED")
+        assert "6 recorded entries together" in body["message"]
+        await json_of(client, "DELETE", "/_test/namespaces/b")
+        _, listed = await json_of(client, "GET", "/_test/namespaces")
+        assert listed["recorded"] == 0  # a deleted namespace's recordings no longer count
 
     async def test_an_evicted_namespace_unbinds_its_keys(
         self, aiohttp_client: AiohttpClient

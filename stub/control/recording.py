@@ -38,14 +38,28 @@ class Signal:
         return True
 
 
+class Tally:
+    """Items kept by many logs together (every named namespace's), so their sum can be bounded
+    where no one log's bound would do."""
+
+    __slots__ = ("kept",)
+
+    def __init__(self) -> None:
+        self.kept = 0
+
+
 class BoundedLog(Generic[T]):
-    """Keeps the newest `limit` items; counts what it had to drop so users can see it."""
+    """Keeps the newest `limit` items; counts what it had to drop so users can see it, and
+    what it keeps in `tally`, if given."""
 
-    __slots__ = ("_items", "_on_change", "dropped")
+    __slots__ = ("_items", "_on_change", "_tally", "dropped")
 
-    def __init__(self, limit: int, on_change: Callable[[], None] = lambda: None) -> None:
+    def __init__(
+        self, limit: int, on_change: Callable[[], None] = lambda: None, tally: Tally | None = None
+    ) -> None:
         self._items: deque[T] = deque(maxlen=limit)
         self._on_change = on_change
+        self._tally = tally
         self.dropped = 0
 
     def append(self, item: T) -> None:
@@ -61,8 +75,16 @@ class BoundedLog(Generic[T]):
         return list(self._items)
 
     def clear(self) -> None:
+        if self._tally is not None:
+            self._tally.kept -= len(self._items)
         self._items.clear()
         self.dropped = 0
+
+    def detach(self) -> None:
+        """Empty, and no longer counted: a late request may still append to a log whose
+        namespace is gone, and must not count against the ones that remain."""
+        self.clear()
+        self._tally = None
 
     def __len__(self) -> int:
         return len(self._items)
@@ -70,4 +92,6 @@ class BoundedLog(Generic[T]):
     def _add(self, item: T) -> None:
         if len(self._items) == self._items.maxlen:
             self.dropped += 1
+        elif self._tally is not None:
+            self._tally.kept += 1
         self._items.append(item)
