@@ -132,6 +132,15 @@ class TestConfigurationErrors:
             ),
             (["--api-key", ""], "svc-stub: error: --api-key: a key cannot be empty"),
             (["--max-recorded", "0"], "svc-stub: error: Invalid value for '--max-recorded'"),
+            (["--max-namespaces", "0"], "svc-stub: error: Invalid value for '--max-namespaces'"),
+            (
+                ["--namespace-max-recorded", "x"],
+                "svc-stub: error: Invalid value for '--namespace-max-recorded'",
+            ),
+            (
+                ["--max-recorded-in-namespaces", "-1"],
+                "svc-stub: error: Invalid value for '--max-recorded-in-namespaces'",
+            ),
         ],
     )
     def test_usage_errors(self, args: list[str], message: str) -> None:
@@ -139,6 +148,18 @@ class TestConfigurationErrors:
         assert (result.returncode, result.stdout) == (2, "")
         assert result.stderr.count("\n") == 1
         assert result.stderr.startswith(message)
+
+    def test_the_namespace_bounds_are_the_ones_given(self) -> None:
+        options = ("--max-namespaces", "1", "--namespace-max-recorded", "2")
+        with spawn_stub(*options, "--max-recorded-in-namespaces", "7") as stub:
+            for _ in range(3):
+                stub.post("/ns/first/batch", {"api_key": "k", "batch": []})
+            requests = stub.get("/ns/first/_test/requests")
+            assert (len(requests["requests"]), requests["dropped"]) == (2, 1)
+            stub.get("/ns/second/_test/events")  # one more namespace evicts the first
+            listed = stub.get("/_test/namespaces")
+            assert [n["name"] for n in listed["namespaces"]] == ["default", "second"]
+            assert (listed["max"], listed["evicted"], listed["maxRecorded"]) == (1, 1, 7)
 
     def test_a_bad_fixture_names_the_file_and_key_path(self, tmp_path: Path) -> None:
         bad = tmp_path / "bad.yaml"
@@ -178,6 +199,7 @@ class TestLogging:
                 headers={"Authorization": "Bearer sk_header_secret"},
             )
             urllib.request.urlopen(request, timeout=5).close()
+            stub.post("/ns/t-1/batch", {"api_key": "k", "batch": []})
             stub.process.terminate()
             stub.process.wait(timeout=5)
             assert stub.process.stderr is not None
@@ -185,6 +207,7 @@ class TestLogging:
         lines = [line for line in log.splitlines() if "/v1/flags/evaluate" in line]
         assert len(lines) == 1
         assert "token=[redacted]" in lines[0]
+        assert " POST /ns/t-1/batch 200 " in log  # with its namespace
         assert "phc_query_secret" not in log
         assert "sk_header_secret" not in log
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from aiohttp.abc import AbstractAccessLogger
 from aiohttp.web import BaseRequest, StreamResponse
 
+from stub.namespaces import PREFIX, PREFIXED
 from stub.wire import REDACTED, SECRET_QUERY_KEYS
 
 
@@ -16,7 +17,9 @@ class RedactingAccessLogger(AbstractAccessLogger):
             f"{name}={REDACTED if name.lower() in SECRET_QUERY_KEYS else value}"
             for name, value in request.query.items()
         )
-        target = f"{request.path}?{query}" if query else request.path
+        namespace = request.get(PREFIXED)  # its prefix came off the path before routing
+        path = request.path if namespace is None else f"{PREFIX}{namespace}{request.path}"
+        target = f"{path}?{query}" if query else path
         self.logger.debug(
             "%s %s %s %d %.2fms",
             request.remote,
