@@ -12,7 +12,7 @@ from aiohttp.typedefs import Handler
 from stub.config import StubConfig
 from stub.control import namespaces as registry
 from stub.control import routes as control
-from stub.fixtures import FixtureSet, default_fixture_dir, load_fixture_paths
+from stub.fixtures import DEFAULT_SET, FixtureSet, load_fixture_paths
 from stub.management import routes as management
 from stub.namespaces import NAME_RULE, NAMESPACES, PREFIX, Namespaces, is_name, prefix_aware
 from stub.runtime import routes as runtime
@@ -72,7 +72,7 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
 
 
 def load_fixtures(config: StubConfig) -> FixtureSet:
-    return load_fixture_paths(config.fixture_paths or (default_fixture_dir(),))
+    return load_fixture_paths(config.fixture_paths or (DEFAULT_SET,))
 
 
 def selector_of(route_name: str) -> str:
@@ -121,20 +121,24 @@ class _Paths:
     """Every served path template: the methods it takes and whose envelope it answers in, so
     a path no route claims gets a 405 or 404 in the right plane's words."""
 
-    _templates: dict[str, tuple[re.Pattern[str], set[str], ErrorBody]] = field(default_factory=dict)
+    _methods: dict[str, set[str]] = field(default_factory=dict)
+    _patterns: dict[str, re.Pattern[str]] = field(default_factory=dict)
+    """Compiled on the first 404 or 405: most runs never need one, and start-up would pay."""
     _prefixes: dict[str, ErrorBody] = field(default_factory=dict)
 
     def add(self, method: str, path: str, error_body: ErrorBody) -> None:
-        if path not in self._templates:
-            pattern = re.compile(re.sub(r"\\\{\w+\\\}", "[^/]+", re.escape(path)))
-            self._templates[path] = (pattern, set(), error_body)
-        self._templates[path][1].add(method)
+        self._methods.setdefault(path, set()).add(method)
         self._prefixes.setdefault(_prefix(path), error_body)
 
     def allowed(self, path: str) -> list[str]:
-        for pattern, methods, _ in self._templates.values():
+        if not self._patterns:
+            self._patterns = {
+                template: re.compile(re.sub(r"\\\{\w+\\\}", "[^/]+", re.escape(template)))
+                for template in self._methods
+            }
+        for template, pattern in self._patterns.items():
             if pattern.fullmatch(path):
-                return sorted(methods)
+                return sorted(self._methods[template])
         return []
 
     def claim(self, prefix: str, error_body: ErrorBody) -> None:

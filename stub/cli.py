@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import resource
-import secrets
 import sys
 from pathlib import Path
 
@@ -153,7 +152,7 @@ def command(
         strict_keys=strict_keys,
         rate_limit=_rate(rate_limit),
         allow_non_loopback=allow_non_loopback,
-        control_token=secrets.token_urlsafe(24) if generated_token else control_token,
+        control_token=_new_token() if generated_token else control_token,
         max_recorded=max_recorded,
         max_namespaces=max_namespaces,
         namespace_max_recorded=namespace_max_recorded,
@@ -180,6 +179,12 @@ def command(
         asyncio.run(serve(app, config.host, config.port, on_ready=ready, access_log=access_log))
     except ListenError as exc:
         raise ConfigError(str(exc)) from None
+
+
+def _new_token() -> str:
+    import secrets  # only off loopback: not worth its import on every start
+
+    return secrets.token_urlsafe(24)
 
 
 def _rate(raw: str | None) -> float | None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-import yaml
+import orjson
 
 from stub.keys import KeyRules, parse_keys_section
 from stub.management.seed import (
@@ -90,6 +90,12 @@ class FixtureSet:
         )
 
 
+DEFAULT_SET = Path(__file__).resolve().parent / "default_fixtures.json"
+"""`fixtures/default.yaml`, parsed: the YAML (with its comments) is the source; this copy lets
+a stub started without --fixtures skip importing a YAML parser (a tenth of its start-up).
+`python -m stub.fixtures` writes it; a test keeps the two equal."""
+
+
 def default_fixture_dir() -> Path:
     """The default set: inside the installed wheel, or at the repository top in a checkout."""
     packaged = Path(__file__).resolve().parent / "fixtures"
@@ -120,11 +126,24 @@ def load_fixture_file(path: Path) -> FixtureSet:
         raise FixtureError(f"{path}: not UTF-8 text") from None
     except OSError as exc:
         raise FixtureError(f"{path}: cannot read ({exc.strerror})") from None
-    return parse_fixture_document(parse_yaml(text, str(path)), str(path))
+    return parse_fixture_document(_parse(text, path), str(path))
+
+
+def _parse(text: str, path: Path) -> object:
+    """JSON files through orjson, which is at hand and quick; anything it refuses goes to the
+    YAML parser (JSON is YAML), whose error names the line."""
+    if path.suffix == ".json":
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    return parse_yaml(text, str(path))
 
 
 def parse_yaml(text: str, source: str) -> object:
     """YAML (and so JSON) text to plain values, with a one-line error that names the source."""
+    import yaml  # here: a stub given only JSON fixtures never pays for importing it
+
     try:
         return yaml.safe_load(text)
     except yaml.MarkedYAMLError as exc:
@@ -176,3 +195,15 @@ def _expand(paths: Sequence[Path]) -> list[Path]:
         else:
             files.append(path)
     return files
+
+
+def write_default_set() -> None:
+    """Parse fixtures/default.yaml into DEFAULT_SET (run after editing the YAML)."""
+    source = default_fixture_dir() / "default.yaml"
+    document = parse_yaml(source.read_text(encoding="utf-8"), str(source))
+    parse_fixture_document(document, str(source))  # only a valid set is written
+    DEFAULT_SET.write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+
+
+if __name__ == "__main__":
+    write_default_set()

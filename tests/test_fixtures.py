@@ -7,6 +7,7 @@ names the source, the key path and what was expected; every valid one becomes fr
 from __future__ import annotations
 
 import dataclasses
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from stub.fixtures import (
+    DEFAULT_SET,
     FixtureError,
     FixtureSet,
     Flag,
@@ -1170,6 +1172,23 @@ class TestDefaultFixtureSet:
 
     def test_the_directory_and_the_file_load_the_same(self, default_set: FixtureSet) -> None:
         assert load_fixture_file(default_fixture_dir() / "default.yaml") == default_set
+
+    def test_the_parsed_copy_a_stub_starts_from_is_the_yaml(self) -> None:
+        """`stub/default_fixtures.json` is written by `python -m stub.fixtures` from the YAML;
+        if this fails, the YAML was edited without running it."""
+        source = default_fixture_dir() / "default.yaml"
+        parsed = parse_yaml(source.read_text(encoding="utf-8"), str(source))
+        assert json.loads(DEFAULT_SET.read_text(encoding="utf-8")) == parsed
+        assert load_fixture_file(DEFAULT_SET) == load_fixture_file(source)
+
+    def test_a_json_file_orjson_refuses_is_read_as_yaml(self, tmp_path: Path) -> None:
+        lenient = tmp_path / "lenient.json"  # a trailing comma and a comment: YAML takes both
+        lenient.write_text('{"flags": {"f": {"type": "number", "value": 1}, }} # note\n')
+        assert load_fixture_file(lenient).flags["f"].value == 1
+        broken = tmp_path / "broken.json"
+        broken.write_text('{"flags": [}')
+        with pytest.raises(FixtureError, match=r"broken.json: invalid YAML at line 1"):
+            load_fixture_file(broken)
 
     def test_is_not_empty_and_every_flag_has_a_version(self, default_set: FixtureSet) -> None:
         assert default_set.flags

@@ -38,3 +38,4 @@ def test_the_wheel_ships_the_default_fixtures_and_the_entry_point(tmp_path: Path
     assert shipped == {p.name for p in (ROOT / "fixtures").iterdir()}
     assert "stub/__main__.py" in names
     assert "stub/openapi.json" in names
+    assert "stub/default_fixtures.json" in names

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
@@ -27,7 +28,7 @@ from stub.wire import (
 
 routes = web.RouteTableDef()
 
-_OPENAPI = (Path(__file__).resolve().parent.parent / "openapi.json").read_bytes()
+_OPENAPI = Path(__file__).resolve().parent.parent / "openapi.json"
 
 _YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml")
 
@@ -40,7 +41,12 @@ async def health(request: web.Request) -> web.Response:
 @routes.get("/_test/openapi.json", name="openapi")
 async def openapi(request: web.Request) -> web.Response:
     """The stub's own API as OpenAPI 3.1, so users' tools can read it (kept in the repo)."""
-    return encoded_response(_OPENAPI)
+    return encoded_response(_openapi_document())
+
+
+@functools.cache
+def _openapi_document() -> bytes:
+    return _OPENAPI.read_bytes()  # on first request: start-up need not read 300 KB
 
 
 @routes.post("/_test/reset", name="reset")

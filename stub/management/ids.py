@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import secrets
+import os
 import time
 
 _ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -23,4 +23,4 @@ def new_id(prefix: str) -> str:
     """Time-ordered and unique for the life of the process, across resets: an id a test
     held on to never names a different row later."""
     millis = time.time_ns() // 1_000_000
-    return prefix + crockford(millis.to_bytes(6, "big") + secrets.token_bytes(10))
+    return prefix + crockford(millis.to_bytes(6, "big") + os.urandom(10))
