@@ -1,5 +1,5 @@
 """`python -m stub`: the same command as `svc-stub`."""
 
-from stub.cli import main
+from stub.entry import main
 
 main()

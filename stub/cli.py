@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import resource
 import sys
@@ -175,10 +176,20 @@ def command(
     # An access log halves throughput, so it exists only at debug level.
     access_log = logging.getLogger("stub.access") if config.log_level == "debug" else None
     app = create_app(config, fixtures)
+    _collect_again()
     try:
         asyncio.run(serve(app, config.host, config.port, on_ready=ready, access_log=access_log))
     except ListenError as exc:
         raise ConfigError(str(exc)) from None
+
+
+def _collect_again() -> None:
+    """The entry point turned the garbage collector off for start-up (stub/entry.py): turn it
+    back on, with what start-up built (it lives as long as the process) frozen out of every
+    later collection. Called some other way (a test), the collector was never off."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
 
 
 def _new_token() -> str:

@@ -178,6 +178,26 @@ class TestConfigurationErrors:
         )
 
 
+class TestStartUp:
+    def test_the_entry_point_collects_garbage_again_once_the_app_is_built(self) -> None:
+        """The collector is off while start-up imports and builds (stub/entry.py), and back on,
+        with start-up's objects frozen, by the time the stub serves."""
+        script = (
+            "import gc, sys\n"
+            "import stub.cli\n"
+            "async def serve(*args, **kwargs):\n"
+            "    print(gc.isenabled(), gc.get_freeze_count() > 0)\n"
+            "stub.cli.serve = serve\n"
+            "sys.argv = ['svc-stub', '--port', '0']\n"
+            "from stub.entry import main\n"
+            "main()\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, timeout=30, check=False
+        )
+        assert (done.returncode, done.stdout, done.stderr) == (0, "True True\n", "")
+
+
 class TestSignals:
     @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["TERM", "INT"])
     def test_a_signal_stops_the_stub_cleanly_with_exit_zero(self, signum: int) -> None:

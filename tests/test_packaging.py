@@ -31,7 +31,7 @@ def test_the_wheel_ships_the_default_fixtures_and_the_entry_point(tmp_path: Path
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         entry_points = next(n for n in names if n.endswith("entry_points.txt"))
-        assert "svc-stub = stub.cli:main" in archive.read(entry_points).decode()
+        assert "svc-stub = stub.entry:main" in archive.read(entry_points).decode()
     shipped = {
         name.removeprefix("stub/fixtures/") for name in names if name.startswith("stub/fixtures/")
     }
