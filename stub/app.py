@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import urllib.parse
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
@@ -21,8 +22,7 @@ from stub.vendor import routes as vendor
 from stub.wire import ApiError, ErrorBody, runtime_error_body
 
 
-@dataclass(frozen=True, slots=True)
-class _Plane:
+class _Plane(NamedTuple):
     """A plane's routes and the envelope its errors (and faults) answer in."""
 
     routes: web.RouteTableDef

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 3901
@@ -15,13 +15,12 @@ DEFAULT_NAMESPACE_MAX_RECORDED = 1000
 DEFAULT_MAX_RECORDED_IN_NAMESPACES = 50_000
 
 
-@dataclass(frozen=True, slots=True)
-class StubConfig:
+class StubConfig(NamedTuple):
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
     fixture_paths: tuple[Path, ...] = ()
     """Empty: the default fixture set shipped with the package."""
-    api_keys: frozenset[str] = field(default_factory=frozenset)
+    api_keys: frozenset[str] = frozenset()
     """Empty: any non-empty key is accepted (the service's stub rule)."""
     strict_keys: bool = False
     """Refuse a key used where the service would (the wrong plane, a browser key's scope)

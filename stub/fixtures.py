@@ -4,9 +4,9 @@ own section."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import NamedTuple
 
 import orjson
 
@@ -47,12 +47,11 @@ _TOP_LEVEL_KEYS = ("flags", "vendor", "management", "keys")
 _VENDOR_KEYS = ("flags", "definitions")
 
 
-@dataclass(frozen=True, slots=True)
-class FixtureSet:
+class FixtureSet(NamedTuple):
     """Everything a fixture document can say: the flags, optional verbatim vendor bodies and
     the management plane's seed (None: the document has no `management:` section)."""
 
-    flags: Mapping[str, Flag] = field(default_factory=lambda: _EMPTY)
+    flags: Mapping[str, Flag] = _EMPTY
     vendor_flags: Mapping[str, JsonValue] | None = None
     vendor_definitions: Mapping[str, JsonValue] | None = None
     management: ManagementSeed | None = None

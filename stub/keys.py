@@ -7,10 +7,9 @@ answer that refuses one says which plane the key belongs to, and never echoes th
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from stub import validation
 from stub.rate_limit import Limits, is_rate
@@ -92,8 +91,7 @@ _BROWSER_SCOPE = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Misuse:
+class Misuse(NamedTuple):
     """A key used where the service would refuse it: `status` under --strict-keys, else a
     warning on a served request. `message` names the family and the plane, never the key."""
 
@@ -111,13 +109,12 @@ def misuse(family: Family, plane: ClientPlane) -> Misuse | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class KeyRules:
+class KeyRules(NamedTuple):
     """The `keys:` fixture section: strictness, accepted keys with their kind, rate limits."""
 
     strict: bool | None = None
     """None: as the command line says (--strict-keys)."""
-    accepted: Mapping[str, Kind] = field(default_factory=lambda: MappingProxyType({}))
+    accepted: Mapping[str, Kind] = MappingProxyType({})
     limits: Limits | None = None
     """None: as the command line says (--rate-limit)."""
 

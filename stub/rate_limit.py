@@ -6,9 +6,8 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 MAX_RATE = 1e9
 
@@ -22,12 +21,11 @@ MAX_TRACKED_KEYS = 10_000
 """Windows kept at once; the least recently used key's goes first (it starts afresh)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Limits:
+class Limits(NamedTuple):
     """Requests per second a key may make: `per_key` overrides `per_second` (None: no limit)."""
 
     per_second: float | None = None
-    per_key: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    per_key: Mapping[str, float] = MappingProxyType({})
 
     def of(self, key: str) -> float | None:
         return self.per_key.get(key, self.per_second)

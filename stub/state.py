@@ -4,8 +4,7 @@ store), armed faults and what clients sent; `reset()` returns it to its start-up
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from aiohttp import web
 
@@ -28,8 +27,7 @@ warning: a tuple is all recording costs on the hot path; `/_test/requests` rende
 redacts) it when read."""
 
 
-@dataclass(frozen=True, slots=True)
-class Served:
+class Served(NamedTuple):
     """A fixture set together with everything derived from it once, at load time."""
 
     fixtures: FixtureSet
@@ -143,7 +141,7 @@ class StubState:
     def set_limits(self, limits: Limits) -> None:
         """Rate limits from the control plane: kept with the key rules, so a later `keys:`
         section merged without `rateLimit` does not lift them."""
-        self._serve_keys(replace(self._keys or KeyRules(), limits=limits))
+        self._serve_keys((self._keys or KeyRules())._replace(limits=limits))
 
     def _serve_keys(self, rules: KeyRules | None) -> None:
         """Key rules and rate limits as the command line and this `keys:` section say; every

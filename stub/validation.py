@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, TypeAlias
+from typing import Any, NamedTuple, TypeAlias
 
 import orjson
 
@@ -115,8 +114,7 @@ def describe(value: object) -> str:
     return f"a {type(value).__name__}"
 
 
-@dataclass(frozen=True, slots=True)
-class Where:
+class Where(NamedTuple):
     """A source and key path, rendered as `source: flags.checkout-v2.value`."""
 
     source: str

@@ -6,7 +6,6 @@ names the source, the key path and what was expected; every valid one becomes fr
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import subprocess
 import sys
@@ -841,14 +840,14 @@ class TestEmptyDocument:
 class TestImmutability:
     def test_a_flag_attribute_cannot_be_assigned(self) -> None:
         flag: Any = one_flag("flags: {f: {type: boolean, value: true}}")
-        with pytest.raises(dataclasses.FrozenInstanceError):
+        with pytest.raises(AttributeError):
             flag.enabled = False
-        with pytest.raises(dataclasses.FrozenInstanceError):
+        with pytest.raises(AttributeError):
             flag.value = False
 
     def test_a_fixture_set_attribute_cannot_be_assigned(self) -> None:
         fixtures: Any = parse("flags: {}")
-        with pytest.raises(dataclasses.FrozenInstanceError):
+        with pytest.raises(AttributeError):
             fixtures.flags = {}
 
     def test_the_flags_mapping_cannot_be_mutated(self) -> None:

@@ -7,7 +7,7 @@ import itertools
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from aiohttp import web
 
@@ -43,8 +43,7 @@ _ARMING_KEYS = (*_STEP_KEYS, "sequence", "applyTo", "ttlRequests", "probability"
 Source = Literal["header", "query", "armed", "rate-limit"]
 
 
-@dataclass(frozen=True, slots=True)
-class Fired:
+class Fired(NamedTuple):
     """The decision for one request: which fault (None: none) and where it came from."""
 
     spec: FaultSpec | None

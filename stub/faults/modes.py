@@ -11,10 +11,9 @@ import contextlib
 import socket
 import struct
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 from aiohttp import web
@@ -50,8 +49,7 @@ DEFAULT_DELAY_MS = 10_000  # longer than every client's 3000 ms timeout, so `del
 DEFAULT_RETRY_AFTER_S = 1
 
 
-@dataclass(frozen=True, slots=True)
-class FaultSpec:
+class FaultSpec(NamedTuple):
     """One fault and its parameters; `body` None means the mode's own body."""
 
     mode: FaultMode
@@ -70,8 +68,7 @@ class FaultSpec:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Hit:
+class Hit(NamedTuple):
     """The request a fault fires on: its route name and the handler that would answer it."""
 
     request: web.Request

@@ -7,8 +7,7 @@ loader renders it as a fixture key path, the routes as the field name a 400 star
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any, Literal, NamedTuple, get_args
 
 from stub.wire import json_type
 
@@ -41,8 +40,7 @@ class FieldError(ValueError):
         return f"{self.field()}: {self.problem}"
 
 
-@dataclass(frozen=True, slots=True)
-class RefRule:
+class RefRule(NamedTuple):
     """How a git ref selects an environment; `repo` None is the same as absent."""
 
     kind: RefKind

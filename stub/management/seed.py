@@ -6,9 +6,8 @@ from __future__ import annotations
 import datetime
 import hashlib
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal, TypeVar, get_args
+from typing import Any, Literal, NamedTuple, TypeVar, get_args
 
 from stub.keys import Family, family_of
 from stub.management import fields
@@ -90,8 +89,7 @@ _EDGE_FIELDS = (
 _READINESS_FIELDS = ("bound", "total")
 
 
-@dataclass(frozen=True, slots=True)
-class Principal:
+class Principal(NamedTuple):
     """Who a bearer token speaks for: an organisation key or a CLI session."""
 
     token: str
@@ -100,8 +98,7 @@ class Principal:
     scope: Scope
 
 
-@dataclass(frozen=True, slots=True)
-class SeededEnvironment:
+class SeededEnvironment(NamedTuple):
     slug: str
     env_id: str
     display_name: str | None = None
@@ -121,8 +118,7 @@ class SeededEnvironment:
     updated_at: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ControlPoint:
+class ControlPoint(NamedTuple):
     """A row registered by a merge: read-only on the plane, so seeded and never changed."""
 
     control_point_id: str
@@ -152,15 +148,14 @@ class ControlPoint:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Edge:
+class Edge(NamedTuple):
     edge_id: str
     from_control_point_id: str
     to_control_point_id: str
     edge_kind: EdgeKind
     source: Literal["deterministic", "inferred"] = "deterministic"
     confidence: float = 1
-    evidence: Mapping[str, JsonValue] = field(default_factory=dict)
+    evidence: Mapping[str, JsonValue] = MappingProxyType({})
     detected_at_sha: str | None = None
 
     def row(self) -> dict[str, Any]:
@@ -176,8 +171,7 @@ class Edge:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class SeededProject:
+class SeededProject(NamedTuple):
     name: str
     slug: str
     project_id: str
@@ -190,15 +184,13 @@ class SeededProject:
     edges: tuple[Edge, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class SeededOrg:
+class SeededOrg(NamedTuple):
     org_id: str
     principals: tuple[Principal, ...] = ()
     projects: tuple[SeededProject, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class ManagementSeed:
+class ManagementSeed(NamedTuple):
     """Every organisation the plane starts with, by id."""
 
     orgs: Mapping[str, SeededOrg]

@@ -8,7 +8,7 @@ import calendar
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -185,8 +185,7 @@ class Project:
         return next((e.slug for e in listed if e.is_default), listed[0].slug)
 
 
-@dataclass(frozen=True, slots=True)
-class NewEnvironment:
+class NewEnvironment(NamedTuple):
     slug: str
     display_name: str
     is_default: bool | None

@@ -4,9 +4,8 @@ by the vendor plane)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from stub.validation import (
     FixtureError,
@@ -51,8 +50,7 @@ _METADATA_KEYS = ("version", "id")
 _EMPTY: Mapping[str, JsonValue] = MappingProxyType({})
 
 
-@dataclass(frozen=True, slots=True)
-class Flag:
+class Flag(NamedTuple):
     """One control point as served: every field validated and every default resolved."""
 
     key: str
@@ -64,7 +62,7 @@ class Flag:
     version: int | None = None
     id: int | None = None
     reason_override: str | None = None
-    match_attribute: Mapping[str, JsonValue] = field(default_factory=lambda: _EMPTY)
+    match_attribute: Mapping[str, JsonValue] = _EMPTY
     match_targeting_key: str | None = None
 
     @property
