@@ -15,9 +15,24 @@ from stub.control import namespaces as registry
 from stub.control import routes as control
 from stub.fixtures import DEFAULT_SET, FixtureSet, load_fixture_paths
 from stub.management import routes as management
-from stub.namespaces import NAME_RULE, NAMESPACES, PREFIX, Namespaces, is_name, prefix_aware
+from stub.namespaces import (
+    NAME_RULE,
+    NAMESPACES,
+    PREFIX,
+    PREFIXED,
+    Namespaces,
+    is_name,
+    prefix_aware,
+)
 from stub.runtime import routes as runtime
-from stub.serving import client_route, control_route, expect_continue, guarded, unmatched
+from stub.serving import (
+    client_route,
+    control_route,
+    expect_continue,
+    guarded,
+    in_namespace,
+    unmatched,
+)
 from stub.vendor import routes as vendor
 from stub.wire import ApiError, ErrorBody, runtime_error_body
 
@@ -52,19 +67,14 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
             for spelling in (path, path + "/"):
                 for method, handler in handlers.items():
                     _add(app, paths, method, spelling, handler, plane.error_body)
-    for table, picks in ((control.routes, namespaces), (registry.routes, None)):
+    for table in (control.routes, registry.routes):
         for route in _defs(table):
             handler = route.handler
+            if table is control.routes and route.kwargs["name"] not in control.NO_NAMESPACE:
+                handler = in_namespace(namespaces, handler)
             if config.control_token is not None and route.path.startswith("/_test/"):
-                handler = guarded(config.control_token, handler)
-            _add(
-                app,
-                paths,
-                route.method,
-                route.path,
-                control_route(handler, picks),
-                runtime_error_body,
-            )
+                handler = guarded(config.control_token, handler)  # before anything else
+            _add(app, paths, route.method, route.path, control_route(handler), runtime_error_body)
     paths.claim(management.CONSOLE_PREFIX, management.error_body)
     _add_bad_prefix(app, paths)
     _add_fallback(app, namespaces, paths, config.control_token)
@@ -169,8 +179,10 @@ def _add_bad_prefix(app: web.Application, paths: _Paths) -> None:
 
     async def bad_prefix(request: web.Request) -> web.StreamResponse:
         name, rest = request.match_info["name"], request.match_info["rest"] or "/"
-        if is_name(name):
+        if request.get(PREFIXED) is not None:
             message = f"path: a namespace prefix is given twice ({PREFIX}{name}{rest})"
+        elif is_name(urllib.parse.unquote(name)):  # the request factory only reads it as sent
+            message = f"path: write the namespace prefix as {PREFIX}{name}/, not percent-encoded"
         else:
             message = f"path: {urllib.parse.unquote(name)!r} is not a namespace name ({NAME_RULE})"
         error = ApiError(400, "INVALID_NAMESPACE", message)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import logging
 import re
+import urllib.parse
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -68,6 +69,8 @@ class Namespaces:
         self._keys: dict[str, tuple[str, ...]] = {}
         """name -> the keys bound to it"""
         self._evicted: OrderedDict[str, None] = OrderedDict()
+        self._evicted_keys: OrderedDict[str, str] = OrderedDict()
+        """key -> the evicted namespace it was bound to: its requests get the same 410."""
         self.evictions = 0
         self._tally = Tally()
         """What every named namespace records, together."""
@@ -79,7 +82,8 @@ class Namespaces:
         if name is None:
             name = request.headers.get(HEADER)
             if name is None:
-                return self.default if not self._owners else self._by_header_key(request)
+                keyed = self._owners or self._evicted_keys
+                return self._by_header_key(request) if keyed else self.default
             name = check_name(name.strip(), HEADER)
         return self.named(name)
 
@@ -99,9 +103,16 @@ class Namespaces:
                 return self.default  # the handler answers the bad body
             for field in ("api_key", "token"):
                 key = body.get(field)
-                if isinstance(key, str) and key.strip() in self._owners:
-                    return self.named(self._owners[key.strip()])
+                if isinstance(key, str):
+                    owned = self._owned_by(key.strip())
+                    if owned is not None:
+                        return owned
         return self.default
+
+    def _owned_by(self, key: str) -> StubState | None:
+        """The namespace `key` is bound to (a 410 if that one was evicted), or None."""
+        owner = self._owners.get(key) or self._evicted_keys.get(key)
+        return None if owner is None else self.named(owner)
 
     def named(self, name: str) -> StubState:
         """The namespace `name`, created from the start-up fixtures on first use."""
@@ -128,23 +139,28 @@ class Namespaces:
     def create(self, name: str, fixtures: FixtureSet | None, keys: Iterable[str]) -> StubState:
         """A new namespace, with its own fixtures (else the start-up ones) and bound keys;
         ApiError 409 if it exists or a key is bound elsewhere."""
-        if name == DEFAULT or name in self._named:
-            raise ApiError(
-                409, "NAMESPACE_EXISTS", f"name: namespace {name!r} exists (delete it first)"
-            )
+        if name == DEFAULT:
+            message = "name: 'default' is the default namespace, always there (POST /_test/reset)"
+            raise ApiError(409, "NAMESPACE_EXISTS", message)
+        if name in self._named:
+            message = f"name: namespace {name!r} exists (DELETE /_test/namespaces/{name} first)"
+            raise ApiError(409, "NAMESPACE_EXISTS", message)
         keys = tuple(dict.fromkeys(keys))
-        for key in keys:
-            if key in self._owners:
+        for index, key in enumerate(keys):
+            owner = self._owners.get(key)
+            if owner is not None:
                 raise ApiError(
                     409,
                     "KEY_BOUND",
-                    f"keys: a key is already bound to namespace {self._owners[key]!r}",
+                    f"keys[{index}]: already bound to namespace {owner!r}; a key routes to one "
+                    f"namespace at a time (if its test never finished, DELETE "
+                    f"/_test/namespaces/{owner})",
                 )
         served = self._startup if fixtures is None else Served.of(fixtures)
         return self._add(name, served, keys)
 
     def delete(self, name: str) -> bool:
-        self._evicted.pop(name, None)
+        self._forget_eviction(name)
         state = self._named.pop(name, None)
         if state is None:
             return False
@@ -175,7 +191,7 @@ class Namespaces:
         }
 
     def _add(self, name: str, served: Served, keys: tuple[str, ...]) -> StubState:
-        self._evicted.pop(name, None)
+        self._forget_eviction(name)
         while len(self._named) >= self.config.max_namespaces:
             self._evict()
         state = self._named[name] = self._new(
@@ -184,13 +200,19 @@ class Namespaces:
         if keys:
             self._keys[name] = keys
             self._owners.update(dict.fromkeys(keys, name))
+            for key in keys:
+                self._evicted_keys.pop(key, None)
         return state
 
     def _shed(self, keep: str) -> None:
         """Evict the least recently used namespaces until what they record together is back
-        within bounds; never `keep`, the one a request is about to use."""
+        within bounds; never `keep`, the one a request is about to use, nor one a test is
+        waiting on (`?waitMs=`)."""
         while self._tally.kept > self.config.max_recorded_in_namespaces:
-            oldest = next((name for name in self._named if name != keep), None)
+            oldest = next(
+                (n for n, state in self._named.items() if n != keep and not state.waited_on),
+                None,
+            )
             if oldest is None:
                 return
             self._evict(oldest, "recorded entries")
@@ -199,6 +221,10 @@ class Namespaces:
         if name is None:
             name = next(iter(self._named))
         state = self._named.pop(name)
+        for key in self._keys.get(name, ()):
+            self._evicted_keys[key] = name
+        while len(self._evicted_keys) > MAX_REMEMBERED_EVICTIONS:
+            self._evicted_keys.popitem(last=False)
         self._unbind(name)
         state.release()
         self.evictions += 1
@@ -209,6 +235,13 @@ class Namespaces:
             "namespace %r evicted: the least recently used, over the bound on %s", name, bound
         )
 
+    def _forget_eviction(self, name: str) -> None:
+        """Deleted or created afresh: its name and its old keys no longer answer 410."""
+        if name in self._evicted:
+            del self._evicted[name]
+            for key in [key for key, owner in self._evicted_keys.items() if owner == name]:
+                del self._evicted_keys[key]
+
     def _unbind(self, name: str) -> None:
         for key in self._keys.pop(name, ()):
             del self._owners[key]
@@ -217,8 +250,9 @@ class Namespaces:
         """By the key in the headers, or the definitions poll's `?token=`."""
         keys = (presented_key(request), request.query.get("token", "").strip())
         for key in keys:
-            if key in self._owners:
-                return self.named(self._owners[key])
+            owned = self._owned_by(key) if key else None
+            if owned is not None:
+                return owned
         return self.default if any(keys) or not request.body_exists else None
 
     def _new(self, served: Served, max_recorded: int, tally: Tally | None = None) -> StubState:
@@ -245,7 +279,7 @@ def prefix_aware(make_request: RequestFactory) -> RequestFactory:
         _cls: type[web.Request] = web.Request,
     ) -> web.Request:
         name = None
-        if message.path.startswith(PREFIX):
+        if PREFIX in message.path:  # "in": an absolute-form target starts with its scheme
             name, message = _unprefixed(message)
         request = make_request(message, payload, protocol, writer, task, _cls)
         if name is not None:
@@ -257,10 +291,24 @@ def prefix_aware(make_request: RequestFactory) -> RequestFactory:
 
 def _unprefixed(message: RawRequestMessage) -> tuple[str | None, RawRequestMessage]:
     url = message.url
-    name, slash, rest = url.raw_path[len(PREFIX) :].partition("/")
-    if not is_name(name):
+    if not url.raw_path.startswith(PREFIX):
+        return None, message
+    segment, slash, rest = url.raw_path[len(PREFIX) :].partition("/")
+    name = urllib.parse.unquote(segment)
+    if "/" in name or not is_name(name):
         return None, message
     path = slash + rest or "/"
     query = url.raw_query_string
-    stripped = URL.build(path=path, query_string=query, encoded=True)
-    return name, message._replace(path=f"{path}?{query}" if query else path, url=stripped)
+    if url.absolute:  # `GET http://host/ns/t-1/health`: keep where it was sent
+        stripped = URL.build(
+            scheme=url.scheme,
+            authority=url.raw_authority,
+            path=path,
+            query_string=query,
+            encoded=True,
+        )
+        target = str(stripped)
+    else:
+        stripped = URL.build(path=path, query_string=query, encoded=True)
+        target = f"{path}?{query}" if query else path
+    return name, message._replace(path=target, url=stripped)

@@ -162,14 +162,21 @@ def _warn(request: web.Request, response: web.StreamResponse | None, warning: st
         response.headers[WARNING_HEADER] = warning
 
 
-def control_route(handler: Handler, namespaces: Namespaces | None = None) -> Handler:
-    """A control-plane route, in the namespace the request names when given `namespaces`:
-    errors become JSON; nothing is recorded or faulted."""
+def in_namespace(namespaces: Namespaces, handler: Handler) -> Handler:
+    """A control route that acts on the namespace the request names (prefix or header)."""
+
+    async def route(request: web.Request) -> web.StreamResponse:
+        request[REQUEST_STATE] = namespaces.pick_explicit(request)
+        return await handler(request)
+
+    return route
+
+
+def control_route(handler: Handler) -> Handler:
+    """A control-plane route: errors become JSON; nothing is recorded or faulted."""
 
     async def route(request: web.Request) -> web.StreamResponse:
         try:
-            if namespaces is not None:
-                request[REQUEST_STATE] = namespaces.pick_explicit(request)
             return await handler(request)
         except ApiError as error:
             return error.to_response()

@@ -117,6 +117,11 @@ class StubState:
         for log in self._logs():
             log.clear()
 
+    @property
+    def waited_on(self) -> bool:
+        """A test is long-polling this namespace's recordings right now."""
+        return self.recorded.waited_on
+
     def release(self) -> None:
         """The namespace is gone: drop what it recorded, and stop counting it."""
         for log in self._logs():

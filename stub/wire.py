@@ -85,8 +85,16 @@ def invalid_body(message: str) -> ApiError:
     return ApiError(400, "INVALID_BODY", message)
 
 
+_BODY_FAILURE = web.RequestKey("body_failure", ApiError)
+"""Why the body could not be read: aiohttp keeps a body read once, not a failure, and a second
+read (a handler after the namespace was looked up by the body's key) must fail the same way."""
+
+
 async def read_body(request: web.Request) -> bytes:
     """The request body, gzip already undone by aiohttp; the size cap applies after that."""
+    failure = request.get(_BODY_FAILURE)
+    if failure is not None:
+        raise failure
     try:
         return await request.read()
     except RequestPayloadError:  # the body claimed an encoding it does not have
@@ -94,19 +102,21 @@ async def read_body(request: web.Request) -> bytes:
         # The rest of the stream cannot be framed any more: tell aiohttp not to read it again
         # after answering (it would log a traceback), and end the connection (see body_broken).
         request.content.feed_eof()
-        raise ApiError(
+        failure = ApiError(
             400,
             "INVALID_BODY",
             f"body: cannot decode Content-Encoding {encoding!r}",
             close_connection=True,
-        ) from None
+        )
     except web.HTTPRequestEntityTooLarge:
-        raise ApiError(
+        failure = ApiError(
             413,
             "PAYLOAD_TOO_LARGE",
             f"body: larger than {request.client_max_size} bytes (after decompression); "
             "the limit is set with --max-body-bytes",
-        ) from None
+        )
+    request[_BODY_FAILURE] = failure
+    raise failure
 
 
 async def read_json_object(request: web.Request) -> dict[str, Any]:

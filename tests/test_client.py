@@ -1122,3 +1122,51 @@ class TestClientSideChecks:
             await astub.arm("500", colour="red")  # type: ignore[call-arg]
         armed = await astub.arm("500", ttl_requests=2, retry_after=3)
         assert (armed.ttl_requests, armed.retry_after) == (2, 3)
+
+
+class TestNamespaces:
+    def test_a_client_in_a_namespace_sees_only_it_and_gives_its_base_url(
+        self, stub: StubClient
+    ) -> None:
+        scoped = stub.create_namespace(
+            "client-ns",
+            keys=["ns-key"],
+            fixtures={"flags": {"only": {"type": "number", "value": 4}}},
+        )
+        try:
+            assert (scoped.namespace, scoped.base_url) == ("client-ns", stub.url)
+            assert scoped.url == stub.url + "/ns/client-ns"
+            assert decision(scoped.url, "only")["value"] == 4
+            capture(stub.url, exposure("only", "u1", None))  # the default namespace's
+            assert len(scoped.svc_events()) == 0
+            capture(scoped.url, exposure("only", "u1", None))
+            assert [e["flagKey"] for e in scoped.wait_for_svc_events(1)] == ["only"]
+            listed = {n.name: n for n in stub.namespaces()}
+            assert (listed["client-ns"].bound_keys, listed["client-ns"].flags) == (1, 1)
+            assert listed["client-ns"].recorded["svcEvents"] == 1
+            same = stub.in_namespace("client-ns")
+            assert same.recorded() == scoped.recorded()
+        finally:
+            scoped.delete_namespace()
+        assert [n.name for n in stub.namespaces()] == ["default"]
+        with pytest.raises(StubError) as raised:
+            stub.delete_namespace("client-ns")
+        assert raised.value.status == 404
+
+    async def test_the_async_client_does_the_same(self, astub: AsyncStubClient) -> None:
+        scoped = await astub.create_namespace("async-ns")
+        try:
+            assert scoped.url == astub.url + "/ns/async-ns"
+            await scoped.arm("500", apply_to="evaluate")
+            assert len(await scoped.armed()) == 1
+            assert await astub.armed() == []
+            assert [n.name for n in await astub.namespaces()] == ["default", "async-ns"]
+        finally:
+            await scoped.delete_namespace()
+            await scoped.close()
+
+    def test_a_bad_namespace_name_is_refused_before_any_request(self) -> None:
+        with pytest.raises(ValueError, match=r"namespace: 'a/b' is not a namespace name"):
+            StubClient("http://127.0.0.1:1", namespace="a/b")
+        with pytest.raises(ValueError, match=r"delete_namespace\(\): name a namespace"):
+            StubClient("http://127.0.0.1:1").delete_namespace()

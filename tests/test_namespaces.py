@@ -4,6 +4,7 @@ order, the lifecycle (create, list, delete, evict) and every bad input, in proce
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -43,6 +44,17 @@ async def routes(client: Client, prefix: str = "", **kwargs: Any) -> list[str]:
     status, body = await json_of(client, "GET", f"{prefix}/_test/requests", **kwargs)
     assert status == 200, body
     return [entry["route"] for entry in body["requests"]]
+
+
+async def raw_get(client: Client, target: str) -> tuple[int, Any]:
+    """A GET sent byte for byte, as no HTTP client library would rewrite it."""
+    assert client.port is not None
+    reader, writer = await asyncio.open_connection("127.0.0.1", client.port)
+    writer.write(f"GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+    answer = await reader.read()
+    writer.close()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(body)
 
 
 class TestIsolation:
@@ -212,6 +224,39 @@ class TestSelection:
         assert await evaluate(client, headers={"X-Svc-Test-Namespace": "default"}) == 200
         assert await routes(client) == ["evaluate", "evaluate"]
 
+    async def test_health_and_the_openapi_document_create_no_namespace(
+        self, client: Client
+    ) -> None:
+        for path in ("/ns/h1/health", "/ns/h2/_test/openapi.json"):
+            async with client.get(path) as answer:
+                assert answer.status == 200
+        _, listed = await json_of(client, "GET", "/_test/namespaces")
+        assert listed["count"] == 0
+
+    async def test_without_the_control_token_a_prefixed_control_call_creates_nothing(
+        self, aiohttp_client: AiohttpClient
+    ) -> None:
+        client = await stub_with(aiohttp_client, control_token="sekrit", max_namespaces=1)
+        token = {"Authorization": "Bearer sekrit"}
+        await json_of(client, "POST", "/_test/namespaces", json={"name": "live"}, headers=token)
+        for name in ("x1", "x2"):
+            status, _ = await json_of(client, "POST", f"/ns/{name}/_test/fault", json={})
+            assert status == 401
+        _, listed = await json_of(client, "GET", "/_test/namespaces", headers=token)
+        assert ([n["name"] for n in listed["namespaces"]], listed["evicted"]) == (
+            ["default", "live"],
+            0,
+        )
+
+    async def test_a_too_large_body_is_a_413_when_keys_are_bound(
+        self, aiohttp_client: AiohttpClient
+    ) -> None:
+        client = await stub_with(aiohttp_client, max_body_bytes=1000)
+        await json_of(client, "POST", "/_test/namespaces", json={"name": "o", "keys": ["K"]})
+        big = {"api_key": "K", "batch": [{"event": "x" * 2000}]}
+        status, body = await json_of(client, "POST", "/batch", json=big)
+        assert (status, body["error"]) == (413, "PAYLOAD_TOO_LARGE")
+
     async def test_a_namespace_without_a_path_after_it_is_its_root(self, client: Client) -> None:
         status, body = await json_of(client, "GET", "/ns/a")
         assert (status, body["error"]) == (404, "NOT_FOUND")
@@ -235,6 +280,22 @@ class TestNames:
         assert status == 400
         assert body["error"]["code"] == "INVALID_NAMESPACE"
         assert "'b!d' is not a namespace name" in body["error"]["message"]
+
+    async def test_a_percent_encoded_name_is_read_decoded(self, client: Client) -> None:
+        assert await evaluate(client, "/ns/t%2D1") == 200
+        assert await routes(client, "/ns/t-1") == ["evaluate"]
+
+    async def test_a_percent_encoded_prefix_says_to_write_it_plainly(self, client: Client) -> None:
+        """Sent raw: aiohttp's client would normalise `%6E` to `n` before sending."""
+        status, body = await raw_get(client, "/%6Es/t1/_test/events")
+        assert status == 400
+        assert body["message"] == "path: write the namespace prefix as /ns/t1/, not percent-encoded"
+
+    async def test_an_absolute_form_target_picks_its_namespace_too(self, client: Client) -> None:
+        status, body = await raw_get(client, f"http://127.0.0.1:{client.port}/ns/abs/_test/events")
+        assert (status, body["svcEvents"]) == (200, [])
+        _, listed = await json_of(client, "GET", "/_test/namespaces")
+        assert [n["name"] for n in listed["namespaces"]] == ["default", "abs"]
 
     async def test_a_prefix_given_twice_is_a_400(self, client: Client) -> None:
         status, body = await json_of(client, "GET", "/ns/a/ns/b/_test/events")
@@ -310,7 +371,10 @@ class TestLifecycle:
         second = {"name": "two", "keys": ["shared-key"]}
         status, body = await json_of(client, "POST", "/_test/namespaces", json=second)
         assert (status, body["error"]) == (409, "KEY_BOUND")
-        assert body["message"] == "keys: a key is already bound to namespace 'one'"
+        assert body["message"] == (
+            "keys[0]: already bound to namespace 'one'; a key routes to one namespace at a "
+            "time (if its test never finished, DELETE /_test/namespaces/one)"
+        )
         assert "shared-key" not in body["message"]
         await json_of(client, "DELETE", "/_test/namespaces/one")  # unbinds its keys
         assert (await json_of(client, "POST", "/_test/namespaces", json=second))[0] == 201
@@ -321,7 +385,7 @@ class TestLifecycle:
             ({}, "name: expected a string, got null"),
             ({"name": 7}, "name: expected a string, got a number"),
             ({"name": "a b"}, "name: 'a b' is not a namespace name"),
-            ({"name": "default"}, "name: namespace 'default' exists"),
+            ({"name": "default"}, "name: 'default' is the default namespace, always there"),
             ({"name": "a", "keys": "k"}, "keys: expected a list of strings, got a string"),
             (
                 {"name": "a", "keys": [""]},
@@ -384,15 +448,42 @@ class TestEviction:
         _, listed = await json_of(client, "GET", "/_test/namespaces")
         assert listed["recorded"] == 0  # a deleted namespace's recordings no longer count
 
-    async def test_an_evicted_namespace_unbinds_its_keys(
+    async def test_a_key_of_an_evicted_namespace_gets_the_same_410(
         self, aiohttp_client: AiohttpClient
     ) -> None:
         client = await stub_with(aiohttp_client, max_namespaces=1)
         bound = {"name": "owner", "keys": ["K"]}
         await json_of(client, "POST", "/_test/namespaces", json=bound)
-        assert await evaluate(client, "/ns/other") == 200
-        assert await evaluate(client, headers={"Authorization": "Bearer K"}) == 200
+        assert await evaluate(client, "/ns/other") == 200  # evicts `owner`
+        key = {"Authorization": "Bearer K"}
+        assert await evaluate(client, headers=key) == 410
+        batch = {"api_key": "K", "batch": [{"event": "e"}]}
+        async with client.post("/batch", json=batch) as answer:
+            assert answer.status == 410
+        assert await routes(client) == []  # never quietly served in the default namespace
+        await json_of(client, "DELETE", "/_test/namespaces/owner")  # forget it: unbound now
+        assert await evaluate(client, headers=key) == 200
         assert await routes(client) == ["evaluate"]
+
+    async def test_a_namespace_a_test_is_waiting_on_is_not_evicted_for_its_recordings(
+        self, aiohttp_client: AiohttpClient
+    ) -> None:
+        client = await stub_with(aiohttp_client, max_recorded_in_namespaces=3)
+        three = {"events": CAPTURE["events"] * 3}
+        async with client.post("/ns/waited/v1/capture", json=three, headers=AUTH):
+            pass
+        waiting = asyncio.ensure_future(
+            json_of(client, "GET", "/ns/waited/_test/events?minTargets=1&waitMs=5000")
+        )
+        await asyncio.sleep(0.05)
+        assert await evaluate(client, "/ns/other") == 200  # over the bound: sheds what it can
+        _, listed = await json_of(client, "GET", "/_test/namespaces")
+        assert [n["name"] for n in listed["namespaces"]] == ["default", "waited", "other"]
+        target = {"targetingKey": "t"}
+        async with client.post("/ns/waited/v1/targets/register", json=target, headers=AUTH):
+            pass
+        status, body = await asyncio.wait_for(waiting, 5)
+        assert (status, body["targets"]) == (200, [target])
 
     async def test_each_named_namespace_keeps_its_own_recording_bound(
         self, aiohttp_client: AiohttpClient

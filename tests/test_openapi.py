@@ -422,3 +422,29 @@ class TestKeys:
         for fixture in fixtures:
             response = await client.post("/_test/fixtures", json=fixture)
             assert response.status == 200, (fixture, await response.text())
+
+
+class TestNamespaces:
+    REGISTRY = frozenset(
+        {"/health", "/_test/openapi.json", "/_test/namespaces", "/_test/namespaces/{name}"}
+    )
+    """Routes that act on no namespace."""
+
+    def test_every_other_operation_takes_the_namespace_header(self, document: Json) -> None:
+        header = {"$ref": "#/components/parameters/NamespaceHeader"}
+        missing = [
+            (path, method)
+            for path, method, operation in operations(document)
+            if path not in self.REGISTRY and header not in operation.get("parameters", [])
+        ]
+        assert missing == []
+        for path in self.REGISTRY:
+            for method, operation in document["paths"][path].items():
+                assert header not in operation.get("parameters", []), (path, method)
+
+    def test_the_prefix_is_a_server_with_the_namespace_as_its_variable(
+        self, document: Json
+    ) -> None:
+        prefixed = [s for s in document["servers"] if "{namespace}" in s["url"]]
+        assert [s["url"] for s in prefixed] == ["http://127.0.0.1:3901/ns/{namespace}"]
+        assert prefixed[0]["variables"]["namespace"]["default"] == "default"

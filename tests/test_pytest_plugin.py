@@ -501,6 +501,28 @@ class TestWithoutNamespaces:
         result.assert_outcomes(passed=2, errors=1)
         result.stdout.fnmatch_lines(["*@pytest.mark.svc_stub(keys=...) needs namespaces*"])
 
+    def test_under_xdist_each_worker_then_keeps_a_stub_of_its_own(
+        self, pytester: pytest.Pytester
+    ) -> None:
+        """Resets would cut across workers sharing one stub, so none is shared."""
+        pytester.makeini("[pytest]\nsvc_stub_namespaces = false\n")
+        write_tests(
+            pytester,
+            """
+            import time
+
+            @pytest.mark.parametrize("n", range(8))
+            def test_arms_one(svc_stub, worker_id, n):
+                note(worker=worker_id, url=svc_stub.url)
+                svc_stub.arm("500", apply_to="evaluate")
+                time.sleep(0.05)
+                assert len(svc_stub.armed()) == 1
+            """,
+        )
+        run(pytester, "-n", "2").assert_outcomes(passed=8)
+        urls = {line["worker"]: line["url"] for line in seen(pytester)}
+        assert len(set(urls.values())) == 2
+
 
 class TestInProcess:
     ASYNC_INI = "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n"

@@ -131,7 +131,8 @@ class AsyncStubClient(Control):
     ) -> Self:
         """Create namespace `name` (its own fixtures, else the start-up ones; requests that
         name no namespace but present one of `keys` are served in it) and return a client in
-        it. A name in use, or a key bound elsewhere, is a 409 StubError."""
+        it (a client with its own session: close it too). A name in use, or a key bound
+        elsewhere, is a 409 StubError."""
         await self._run(Calls.create_namespace(name, keys))
         scoped = self.in_namespace(name)
         if fixtures is not None:

@@ -4,6 +4,7 @@ answer), with no I/O; the blocking and asyncio clients only carry the calls over
 from __future__ import annotations
 
 import json
+import re
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -301,6 +302,8 @@ def no_request(requests: list[RecordedRequest], route: str) -> None:
 
 
 NAMESPACE_PREFIX = "/ns/"
+_NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+"""The stub's rule (stub/namespaces.py), repeated: this client imports nothing of the server."""
 
 
 class Control:
@@ -318,6 +321,11 @@ class Control:
         timeout_s: float = 10,
         namespace: str | None = None,
     ) -> None:
+        if namespace is not None and not _NAMESPACE.fullmatch(namespace):
+            raise ValueError(
+                f"namespace: {namespace!r} is not a namespace name (1 to 64 of "
+                "A-Z a-z 0-9 . _ -, starting with a letter or digit)"
+            )
         self.base_url = url.rstrip("/")
         self.namespace = namespace
         self.url = (

@@ -17,6 +17,10 @@ class Signal:
     def __init__(self) -> None:
         self._waiters: list[asyncio.Future[None]] = []
 
+    @property
+    def waited_on(self) -> bool:
+        return bool(self._waiters)
+
     def fire(self) -> None:
         if self._waiters:
             for waiter in self._waiters:

@@ -27,6 +27,8 @@ from stub.wire import (
 )
 
 routes = web.RouteTableDef()
+NO_NAMESPACE = frozenset({"health", "openapi"})
+"""Routes that act on no namespace: `/ns/x/health` is only health, and creates nothing."""
 
 _OPENAPI = Path(__file__).resolve().parent.parent / "openapi.json"
 

@@ -67,9 +67,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    """pytest-xdist's controller, once per worker: where the run's one stub is described."""
+    """pytest-xdist's controller, once per worker: where the run's one stub is described.
+    Without namespaces every test resets the whole stub, so each worker keeps its own."""
     stash = node.config.stash
-    if _RUN_KEY not in stash and shared.SUPPORTED:
+    sharing = shared.SUPPORTED and node.config.getini(NAMESPACES_INI)
+    if _RUN_KEY not in stash and sharing:
         stash[_RUN_KEY] = shared.new_run_directory()
     if _RUN_KEY in stash:
         node.workerinput[_RUN_DIRECTORY] = str(stash[_RUN_KEY])
