@@ -139,7 +139,11 @@ def command(
     max_body_bytes: int,
     log_level: str,
 ) -> None:
-    """A local stand-in for the control-point service's runtime plane and legacy vendor routes."""
+    """A local stand-in for the control-point service's runtime and management planes and the
+    legacy vendor routes.
+
+    `svc-stub conformance --adapter URL` checks a client library on the wire instead (see
+    `svc-stub conformance --help`)."""
     if not is_loopback(host) and not allow_non_loopback:
         raise ConfigError(f"--host {host} is not a loopback address; add --allow-non-loopback")
     if any(not key for key in api_keys):
@@ -225,8 +229,14 @@ def _url(host: str, port: int) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: configuration and usage errors are one line on stderr and exit code 2."""
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["conformance"]:  # its own command, imported only when asked for
+        from stub.conformance.cli import main as conformance
+
+        conformance(args[1:])
+        return
     try:
-        code = command.main(args=argv, prog_name="svc-stub", standalone_mode=False)
+        code = command.main(args=args, prog_name="svc-stub", standalone_mode=False)
     except click.ClickException as exc:
         _fail(exc.format_message())
     except ConfigError as exc:

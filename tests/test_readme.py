@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,6 +150,42 @@ class TestNamespacesSection:
         for step, output in checked:
             assert matches(output, step.expected), f"{step.script}\nprinted {output}"
         assert fresh_stub.get("/_test/namespaces")["count"] == 0
+
+
+class TestCheckingAClientLibrarySection:
+    def test_the_example_runs_the_kit_and_ends_as_shown(self, tmp_path: Path) -> None:
+        """Run as written, but on a free port, with this interpreter, and the adapter stopped
+        by its PID afterwards."""
+        (block,) = shell_blocks("## Checking a client library")
+        commands = [line for line in block.splitlines() if line and not line.startswith("#")]
+        install, start, check = commands
+        assert install.startswith("pip install fireweave==0.1.0")  # the suite has it already
+        port = str(free_port())
+        script = (
+            f"{start.replace('python', sys.executable, 1).replace('3902', port)}\n"
+            "adapter=$!; trap 'kill $adapter' EXIT; sleep 1\n"
+            f"{check.replace('svc-stub', f'{sys.executable} -m stub', 1).replace('3902', port)}\n"
+        )
+        done = subprocess.run(
+            ["bash", "-c", script],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            cwd=README.parent,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        shown = [line[2:] for line in block.splitlines() if line.startswith("# ")]
+        printed = [line for line in done.stdout.splitlines() if "adapter listening" not in line]
+        assert printed[0] == shown[0]
+        assert printed[-1] == shown[-1]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
 
 
 class TestKeysAndPlanesSection:

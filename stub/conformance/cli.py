@@ -1,0 +1,85 @@
+"""`svc-stub conformance`: run the kit's cases against a client library's adapter."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from stub.conformance.cases import AREAS, Case, CaseError, load_cases
+from stub.conformance.protocol import Adapter, AdapterError
+from stub.conformance.runner import Run, has_namespaces, junit_xml, run_cases, summary
+from stub.testing.process import StubProcess, StubStartError
+
+
+@click.command(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="The adapter protocol and the cases: README, 'Checking a client library'.",
+)
+@click.option("--adapter", "adapter_url", required=True, metavar="URL", help="The adapter.")
+@click.option(
+    "--stub",
+    "stub_url",
+    metavar="URL",
+    help="A running stub to use; default: start one on a free port (stopped after).",
+)
+@click.option("--case", "names", multiple=True, metavar="PATTERN", help="Only these cases (glob).")
+@click.option("--area", "areas", multiple=True, type=click.Choice(AREAS), help="Only this area.")
+@click.option("--parallel", default=4, show_default=True, type=click.IntRange(1, 64))
+@click.option("--strict", is_flag=True, help="What the published clients do counts too.")
+@click.option("--junit", "junit_path", type=click.Path(path_type=Path), help="Write JUnit XML.")
+@click.option("--list", "list_only", is_flag=True, help="List the cases and exit.")
+def command(
+    adapter_url: str,
+    stub_url: str | None,
+    names: tuple[str, ...],
+    areas: tuple[str, ...],
+    parallel: int,
+    strict: bool,
+    junit_path: Path | None,
+    list_only: bool,
+) -> None:
+    """Check a client library on the wire, through its adapter, against the stub."""
+    cases = load_cases(names, areas)
+    if list_only:
+        for case in cases:
+            click.echo(f"{case.id}: {case.description}")
+        return
+    adapter = Adapter(adapter_url)
+    info = adapter.info()
+    click.echo(f"conformance: {len(cases)} cases against {info.name} ({info.language})")
+    if stub_url is not None:
+        failed = _run(
+            Run(stub_url.rstrip("/"), adapter, info, strict, has_namespaces(stub_url)),
+            cases,
+            parallel,
+            junit_path,
+        )
+    else:
+        with StubProcess.start() as stub:
+            failed = _run(Run(stub.url, adapter, info, strict), cases, parallel, junit_path)
+    sys.exit(1 if failed else 0)
+
+
+def _run(run: Run, cases: list[Case], parallel: int, junit_path: Path | None) -> bool:
+    results = run_cases(run, cases, parallel, lambda result: click.echo(result.line()))
+    click.echo(summary(results))
+    if junit_path is not None:
+        junit_path.write_bytes(junit_xml(results, run.info.name))
+    return any(result.failed for result in results)
+
+
+def main(argv: list[str]) -> None:
+    """Usage errors and an unreachable adapter are one line on stderr and exit code 2."""
+    try:
+        command.main(args=argv, prog_name="svc-stub conformance", standalone_mode=False)
+    except click.ClickException as exc:
+        _fail(exc.format_message())
+    except (AdapterError, CaseError, StubStartError) as exc:
+        _fail(str(exc))
+
+
+def _fail(message: str) -> None:
+    print(f"svc-stub conformance: error: {message}", file=sys.stderr)
+    sys.exit(2)

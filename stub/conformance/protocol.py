@@ -1,0 +1,108 @@
+"""The adapter protocol, version 1: how the kit drives a client library through the small HTTP
+service its team writes (an "adapter"). Everything is JSON; what the library did, errors
+included, is data in a 200 answer. A non-2xx answer means the adapter itself failed.
+
+    GET  /               {"protocol": 1, "name", "language", "capabilities": [...],
+                          "expectedFailures": {"area/case": "why"}}
+    POST /clients        {"apiUrl", "apiKey", "options": {"timeoutMs"}}
+                         -> {"id"} or {"error": {"kind", "message"}}
+    POST /clients/{id}   {"command": "evaluate" | "register" | "recordExposure" |
+                          "flushExposures" | "signal" | "shutdown", ...arguments}
+                         -> what the library returned: evaluate {"value", "variant",
+                            "reason", "errorKind", "errorMessage"}; register {"ok",
+                            "errorKind"}; the others {"ok"}; any command {"raised": "..."}
+                            when the library raised instead of returning
+    DELETE /clients/{id}
+
+The README's "Checking a client library" section is the full description.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any, NamedTuple
+
+PROTOCOL_VERSION = 1
+CAPABILITIES = frozenset(
+    {"evaluate", "register", "exposures", "signals", "shutdown", "configuration", "payloads"}
+)
+"""What an adapter can declare; a case that needs one it lacks is skipped."""
+
+Json = dict[str, Any]
+
+
+class AdapterError(Exception):
+    """The adapter (not the library) failed: unreachable, a non-2xx answer, not JSON."""
+
+
+class AdapterInfo(NamedTuple):
+    name: str
+    language: str
+    capabilities: frozenset[str]
+    expected_failures: dict[str, str]
+
+
+class Adapter:
+    """A client of one adapter service."""
+
+    def __init__(self, url: str, timeout_s: float = 30) -> None:
+        self.url = url.rstrip("/")
+        self._timeout_s = timeout_s
+
+    def info(self) -> AdapterInfo:
+        body = self._call("GET", "/")
+        if body.get("protocol") != PROTOCOL_VERSION:
+            raise AdapterError(
+                f"{self.url}: speaks adapter protocol {body.get('protocol')!r}; "
+                f"this kit speaks {PROTOCOL_VERSION}"
+            )
+        unknown = sorted(set(body.get("capabilities", [])) - CAPABILITIES)
+        if unknown:
+            raise AdapterError(f"{self.url}: unknown capability {unknown[0]!r}")
+        return AdapterInfo(
+            str(body.get("name", "adapter")),
+            str(body.get("language", "unknown")),
+            frozenset(body.get("capabilities", [])),
+            dict(body.get("expectedFailures", {})),
+        )
+
+    def create_client(self, api_url: str, api_key: str | None, options: Json) -> Json:
+        """`{"id"}` for a client made, `{"error": {"kind", "message"}}` for one refused."""
+        return self._call(
+            "POST", "/clients", {"apiUrl": api_url, "apiKey": api_key, "options": options}
+        )
+
+    def command(self, client_id: str, command: str, arguments: Json) -> Json:
+        return self._call(
+            "POST", f"/clients/{_quoted(client_id)}", {"command": command, **arguments}
+        )
+
+    def delete_client(self, client_id: str) -> None:
+        self._call("DELETE", f"/clients/{_quoted(client_id)}")
+
+    def _call(self, method: str, path: str, body: Json | None = None) -> Json:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(
+            self.url + path, data=data, method=method, headers={"Content-Type": "application/json"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self._timeout_s) as answer:
+                parsed = json.load(answer)
+        except urllib.error.HTTPError as exc:
+            with exc:
+                said = exc.read().decode(errors="replace")[:300]
+            raise AdapterError(
+                f"{method} {path}: the adapter answered {exc.code}: {said}"
+            ) from None
+        except (OSError, ValueError) as exc:
+            raise AdapterError(f"{method} {path}: {exc}") from None
+        if not isinstance(parsed, dict):
+            raise AdapterError(f"{method} {path}: the adapter answered {type(parsed).__name__}")
+        return parsed
+
+
+def _quoted(client_id: str) -> str:
+    return urllib.parse.quote(client_id, safe="")

@@ -1,0 +1,325 @@
+"""The wire-conformance kit: the published fireweave client through its reference adapter (its
+known departures from the spec reported as expected failures, nothing else failing), and a
+deliberately wrong client whose every broken rule the kit catches, on the wire."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree
+
+import pytest
+
+from conftest import SpawnedStub, spawn_stub
+from stub.conformance.cases import AREAS, CaseError, load_cases
+from stub.conformance.protocol import Adapter
+from stub.conformance.runner import Result, Run, run_cases
+
+ROOT = Path(__file__).resolve().parent.parent
+Json = dict[str, Any]
+
+
+@pytest.fixture(scope="module")
+def fireweave_adapter() -> Iterator[str]:
+    """The reference adapter for fireweave 0.1.0, as a team would run theirs."""
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "adapters" / "fireweave_python.py"), "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith("adapter listening on "), line
+        yield line.removeprefix("adapter listening on ").strip()
+    finally:
+        process.terminate()
+        process.wait(5)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def kit_stub() -> Iterator[SpawnedStub]:
+    with spawn_stub(read_log=False) as stub:
+        yield stub
+
+
+def kit(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "stub", "conformance", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+class TestTheReferenceAdapter:
+    def test_fireweave_0_1_0_passes_every_case_but_its_declared_departures(
+        self, fireweave_adapter: str, tmp_path: Path
+    ) -> None:
+        junit = tmp_path / "conformance.xml"
+        done = kit("--adapter", fireweave_adapter, "--junit", str(junit))
+        assert done.returncode == 0, done.stdout + done.stderr
+        lines = done.stdout.splitlines()
+        verdicts = {line.split()[1]: line.split()[0] for line in lines[1:-1]}
+        declared = Adapter(fireweave_adapter).info().expected_failures
+        assert {case for case, verdict in verdicts.items() if verdict == "XFAIL"} == set(declared)
+        assert set(verdicts.values()) == {"PASS", "XFAIL"}
+        assert set(verdicts) == {case.id for case in load_cases()}
+        passed = len(verdicts) - len(declared)
+        assert lines[-1] == f"{passed} passed, 0 failed, {len(declared)} expected failures"
+        suite = ElementTree.parse(junit).getroot()
+        assert (suite.get("tests"), suite.get("failures")) == (str(len(verdicts)), "0")
+        assert len(suite.findall("testcase/skipped")) == len(declared)
+
+    def test_the_kit_runs_against_a_running_stub_and_filters_cases(
+        self, fireweave_adapter: str, kit_stub: SpawnedStub
+    ) -> None:
+        done = kit(
+            "--adapter", fireweave_adapter, "--stub", kit_stub.url,
+            "--area", "registration", "--case", "reads/boolean-*",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        ids = sorted(line.split()[1] for line in done.stdout.splitlines()[1:-1])
+        registration = sorted(case.id for case in load_cases(areas=["registration"]))
+        assert ids == ["reads/boolean-off-reads-false", "reads/boolean-reads-true", *registration]
+        assert kit_stub.get("/_test/namespaces")["count"] == 0  # every case cleaned up
+
+    def test_listing_needs_no_adapter_to_answer(self) -> None:
+        done = kit("--adapter", "http://127.0.0.1:1", "--list", "--area", "lifecycle")
+        assert done.returncode == 0
+        assert done.stdout.splitlines()[0].startswith("lifecycle/read-after-shutdown: ")
+
+
+class TestMistakes:
+    def test_an_unreachable_adapter_is_one_line(self) -> None:
+        done = kit("--adapter", "http://127.0.0.1:1")
+        assert done.returncode == 2
+        assert done.stderr.count("\n") == 1
+        assert done.stderr.startswith("svc-stub conformance: error: GET /: ")
+
+    def test_an_unknown_area_is_one_line(self) -> None:
+        done = kit("--adapter", "http://127.0.0.1:1", "--area", "nope")
+        assert done.returncode == 2
+        assert "Invalid value for '--area'" in done.stderr
+
+    def test_every_shipped_case_file_loads_and_names_its_area(self) -> None:
+        cases = load_cases()
+        assert {case.area for case in cases} == set(AREAS)
+        assert len({case.id for case in cases}) == len(cases)
+
+    def test_a_case_file_with_an_unknown_key_names_it(self, tmp_path: Path) -> None:
+        (tmp_path / "reads.yaml").write_text("cases:\n  - {name: x, description: y, colour: red}\n")
+        with pytest.raises(CaseError, match=r"reads.yaml: cases\[0\].colour: unknown key"):
+            load_cases(directory=tmp_path)
+
+
+# ------------------------------------------------------------------------------------------
+# A client that breaks the rules on purpose, behind the same protocol.
+# ------------------------------------------------------------------------------------------
+
+
+class WrongClient:
+    """A tiny remote client over urllib with switchable sins."""
+
+    def __init__(self, api_url: str, api_key: str, sins: set[str]) -> None:
+        self.api_url, self.api_key, self.sins = api_url, api_key, sins
+        self.queued: list[Json] = []
+
+    def call(self, path: str, body: Json) -> Json:
+        request = urllib.request.Request(
+            self.api_url + path,
+            data=json.dumps(body).encode(),
+            headers={"Authorization": f"Bearer {self.api_key}"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=2) as answer:
+                parsed: Json = json.load(answer)
+                return parsed
+        except urllib.error.HTTPError as exc:
+            exc.close()
+            raise ConnectionError(f"HTTP {exc.code}") from None
+
+    def evaluate(self, body: Json) -> Json:
+        attempts = 2 if "retries evaluate" in self.sins else 1
+        for _ in range(attempts):
+            try:
+                answer = self.call(
+                    "/v1/flags/evaluate", {"targetingKey": "u", "flagKeys": [body["flagKey"]]}
+                )
+                decision = answer["decisions"][0]
+                if "exposes on read" in self.sins:
+                    self.call(
+                        "/v1/capture",
+                        {"events": [{"type": "exposure", "flagKey": body["flagKey"]}]},
+                    )
+                value = decision["value"] if decision["found"] else body["default"]
+                return {
+                    "value": value,
+                    "variant": decision.get("variant"),
+                    "reason": "X",
+                    "errorKind": None,
+                }
+            except (OSError, ValueError) as exc:
+                error = exc
+        if "raises" in self.sins:
+            return {"raised": f"HTTPError: {error}"}
+        message = f"failed with {self.api_key}" if "leaks the key" in self.sins else "failed"
+        return {
+            "value": body["default"],
+            "reason": "ERROR",
+            "errorKind": "Oops",
+            "errorMessage": message,
+        }
+
+    def register(self, body: Json) -> Json:
+        try:
+            self.call("/v1/targets/register", {"targetingKey": body["targetingKey"]})
+            return {"ok": True}
+        except OSError:
+            return {"ok": False}  # never retried: the rule says once more when retryable
+
+    def record(self, body: Json) -> Json:
+        self.queued.append(dict(body, type="exposure"))  # no de-duplication
+        return {"ok": True}
+
+    def flush(self, body: Json) -> Json:
+        if self.queued:
+            self.call("/v1/capture", {"events": self.queued})
+        self.queued = []
+        return {"ok": True}
+
+
+def serve_wrong_adapter(sins: set[str], capabilities: list[str]) -> tuple[ThreadingHTTPServer, str]:
+    clients: dict[str, WrongClient] = {}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.answer(
+                {"protocol": 1, "name": "wrong", "language": "none", "capabilities": capabilities}
+            )
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if self.path == "/clients":
+                if not body["apiKey"]:
+                    self.answer({"error": {"kind": "Configuration", "message": "no key"}})
+                    return
+                clients[str(len(clients))] = WrongClient(body["apiUrl"], body["apiKey"], sins)
+                self.answer({"id": str(len(clients) - 1)})
+                return
+            client = clients[self.path.removeprefix("/clients/")]
+            calls = {
+                "evaluate": client.evaluate, "register": client.register,
+                "recordExposure": client.record, "flushExposures": client.flush,
+                "shutdown": client.flush,
+            }  # fmt: skip
+            self.answer(calls[body["command"]](body))
+
+        def do_DELETE(self) -> None:
+            self.answer({})
+
+        def answer(self, body: Json) -> None:
+            encoded = json.dumps(body).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(encoded)))
+            self.end_headers()
+            self.wfile.write(encoded)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def verdicts(stub: SpawnedStub, sins: set[str], names: list[str], **run: Any) -> dict[str, Result]:
+    capabilities = run.pop("capabilities", ["evaluate", "register", "exposures", "shutdown"])
+    server, url = serve_wrong_adapter(sins, capabilities)
+    try:
+        adapter = Adapter(url)
+        kit_run = Run(stub.url, adapter, adapter.info(), **run)
+        results = run_cases(kit_run, load_cases(names), 4, lambda result: None)
+    finally:
+        server.shutdown()
+        server.server_close()
+    return {result.case.id: result for result in results}
+
+
+class TestTheKitCatchesAWrongClient:
+    def test_a_retried_evaluate_fails_and_says_how_many_were_sent(
+        self, kit_stub: SpawnedStub
+    ) -> None:
+        result = verdicts(kit_stub, {"retries evaluate"}, ["faults/evaluate-500"])
+        one = result["faults/evaluate-500"]
+        assert one.verdict == "FAIL"
+        assert "wire: 1 evaluate request(s) expected, 2 sent" in one.problems
+
+    def test_a_read_that_raises_fails(self, kit_stub: SpawnedStub) -> None:
+        one = verdicts(kit_stub, {"raises"}, ["faults/evaluate-401"])["faults/evaluate-401"]
+        assert one.verdict == "FAIL"
+        assert one.problems[0].startswith("steps[0] evaluate: raised HTTPError")
+
+    def test_a_message_holding_the_key_fails(self, kit_stub: SpawnedStub) -> None:
+        case = "faults/secrets-absent-from-messages"
+        one = verdicts(kit_stub, {"leaks the key"}, [case])[case]
+        assert one.problems == ("a message the library returned contains the API key",)
+
+    def test_an_exposure_sent_by_a_plain_read_fails(self, kit_stub: SpawnedStub) -> None:
+        case = "reads/a-plain-read-sends-no-exposure"
+        one = verdicts(kit_stub, {"exposes on read"}, [case])[case]
+        assert one.problems == ("wire: 0 exposures expected on the wire, 1 sent",)
+
+    def test_duplicates_sent_twice_and_a_register_never_retried_fail(
+        self, kit_stub: SpawnedStub
+    ) -> None:
+        cases = ["exposures/duplicates-collapse", "registration/retried-once-after-a-500"]
+        results = verdicts(kit_stub, set(), cases)
+        assert results[cases[0]].problems[0].startswith("wire: 1 exposures expected, 2 sent")
+        assert "wire: 2 register request(s) expected, 1 sent" in results[cases[1]].problems
+
+    def test_an_open_question_answered_differently_warns_and_fails_only_when_strict(
+        self, kit_stub: SpawnedStub
+    ) -> None:
+        case = "faults/evaluate-500"
+        lenient = verdicts(kit_stub, set(), [case])[case]
+        assert lenient.verdict == "WARN"
+        assert lenient.problems == (
+            'steps[0] evaluate.errorKind: the published clients give "BackendUnavailable", '
+            'got "Oops"',
+        )
+        assert verdicts(kit_stub, set(), [case], strict=True)[case].verdict == "FAIL"
+
+    def test_cases_needing_a_capability_the_adapter_lacks_are_skipped(
+        self, kit_stub: SpawnedStub
+    ) -> None:
+        results = verdicts(
+            kit_stub,
+            set(),
+            ["registration/*", "reads/boolean-reads-true"],
+            capabilities=["evaluate"],
+        )
+        assert results["reads/boolean-reads-true"].verdict == "PASS"
+        skipped = {case: r for case, r in results.items() if case.startswith("registration/")}
+        assert {r.verdict for r in skipped.values()} == {"SKIP"}
+        assert next(iter(skipped.values())).problems == ("the adapter lacks register",)
+
+    def test_without_namespaces_cases_run_one_at_a_time_after_a_reset(
+        self, kit_stub: SpawnedStub
+    ) -> None:
+        """An older stub: no namespaces, so the kit resets it before each case instead."""
+        cases = ["reads/boolean-reads-true", "faults/evaluate-500", "reads/integer-reads"]
+        results = verdicts(kit_stub, set(), cases, namespaces=False)
+        assert [results[case].verdict for case in cases] == ["PASS", "WARN", "PASS"]
+        kit_stub.post("/_test/reset")
