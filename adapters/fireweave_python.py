@@ -21,6 +21,7 @@ from typing import Any
 from fireweave import (
     EvaluationContext,
     FireweaveClient,
+    FireweaveConfig,
     FireweaveError,
     FireweaveRemoteAdapter,
     FireweaveRuntime,
@@ -34,13 +35,24 @@ INFO: Json = {
     "protocol": 1,
     "name": "fireweave 0.1.0 (Python)",
     "language": "python",
-    "capabilities": ["evaluate", "register", "exposures", "signals", "shutdown", "configuration"],
+    "capabilities": [
+        "evaluate",
+        "register",
+        "exposures",
+        "signals",
+        "shutdown",
+        "configuration",
+        "payloads",
+    ],
     "expectedFailures": {
         "reads/missing-flag-is-flag-not-found": (
             "0.1.0 serves the default with reason DEFAULT, not FLAG_NOT_FOUND"
         ),
         "reads/type-mismatch-is-type-mismatch": (
             "0.1.0 gives reason ERROR (error kind TypeMismatch), not TYPE_MISMATCH"
+        ),
+        "reads/a-missing-targeting-key-is-targeting-key-missing": (
+            "0.1.0 gives reason ERROR (error kind InvalidContext), not TARGETING_KEY_MISSING"
         ),
         "lifecycle/read-after-shutdown-is-provider-not-ready": (
             "0.1.0 gives reason ERROR (error kind AlreadyClosed), not PROVIDER_NOT_READY"
@@ -82,7 +94,10 @@ class Clients:
                 api_key=body.get("apiKey"),
                 request_timeout_ms=int(options.get("timeoutMs", 3000)),
             )
-            runtime = FireweaveRuntime(adapter)
+            config = FireweaveConfig(
+                require_targeting_key=bool(options.get("requireTargetingKey", False))
+            )
+            runtime = FireweaveRuntime(adapter, config)
             runtime.initialize()
         except FireweaveError as exc:
             return {"error": {"kind": exc.kind.value, "message": exc.message}}
@@ -118,12 +133,16 @@ def evaluate(adapter: FireweaveRemoteAdapter, client: FireweaveClient, body: Jso
         send_exposure=bool(body.get("sendExposure", False)),
     )
     kind = decision.error_kind
+    metadata = dict(decision.flag_metadata or {})
+    payload = metadata.get("fireweave.payload")  # 0.1.0 carries it JSON-encoded in metadata
     return {
         "value": decision.value,
         "variant": decision.variant,
         "reason": str(getattr(decision.reason, "value", decision.reason)),
         "errorKind": None if kind is None else str(getattr(kind, "value", kind)),
         "errorMessage": decision.error_message,
+        "payload": None if payload is None else json.loads(payload),
+        "metadata": metadata,
     }
 
 

@@ -4,12 +4,13 @@ included, is data in a 200 answer. A non-2xx answer means the adapter itself fai
 
     GET  /               {"protocol": 1, "name", "language", "capabilities": [...],
                           "expectedFailures": {"area/case": "why"}}
-    POST /clients        {"apiUrl", "apiKey", "options": {"timeoutMs"}}
+    POST /clients        {"apiUrl", "apiKey", "options": {"timeoutMs", "requireTargetingKey"}}
                          -> {"id"} or {"error": {"kind", "message"}}
     POST /clients/{id}   {"command": "evaluate" | "register" | "recordExposure" |
                           "flushExposures" | "signal" | "shutdown", ...arguments}
                          -> what the library returned: evaluate {"value", "variant",
-                            "reason", "errorKind", "errorMessage"}; register {"ok",
+                            "reason", "errorKind", "errorMessage", "payload", "metadata"};
+                            register {"ok",
                             "errorKind"}; the others {"ok"}; any command {"raised": "..."}
                             when the library raised instead of returning
     DELETE /clients/{id}
