@@ -141,7 +141,7 @@ def evaluate(adapter: FireweaveRemoteAdapter, client: FireweaveClient, body: Jso
         "reason": str(getattr(decision.reason, "value", decision.reason)),
         "errorKind": None if kind is None else str(getattr(kind, "value", kind)),
         "errorMessage": decision.error_message,
-        "payload": None if payload is None else json.loads(payload),
+        "payload": None if payload is None else json.loads(str(payload)),
         "metadata": metadata,
     }
 

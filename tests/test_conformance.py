@@ -323,3 +323,108 @@ class TestTheKitCatchesAWrongClient:
         results = verdicts(kit_stub, set(), cases, namespaces=False)
         assert [results[case].verdict for case in cases] == ["PASS", "WARN", "PASS"]
         kit_stub.post("/_test/reset")
+
+
+CONTRACTS = Path(__file__).resolve().parent / "contracts"
+
+
+class TestContractFixtures:
+    def test_a_directory_runs_through_the_adapter_and_is_reported_as_those_repositories_do(
+        self, fireweave_adapter: str, tmp_path: Path
+    ) -> None:
+        report = tmp_path / "report.json"
+        done = kit(
+            "--adapter", fireweave_adapter, "--contracts", str(CONTRACTS / "agreed"),
+            "--contracts-report", str(report),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        document = json.loads(report.read_text())
+        statuses = {row["fixtureId"]: row["status"] for row in document["results"]}
+        assert statuses == {
+            "context-requires-targeting-key": "skipped-with-documented-limitation",
+            "evaluation-match-person": "skipped-with-documented-limitation",
+            "evaluation-missing-flag": "fail",  # as declared for python: not a drift
+            "evaluation-string-variant": "pass",
+            "fault-backend-503": "pass",
+            "faults-refusals": "pass",  # all three of its cases
+            "lifecycle-shutdown-idempotent": "skipped-with-documented-limitation",
+        }
+        assert document["summary"] == {
+            "pass": 3, "fail": 1, "skipped-with-documented-limitation": 3,
+        }  # fmt: skip
+        skipped = next(
+            r for r in document["results"] if r["fixtureId"] == "evaluation-match-person"
+        )
+        assert skipped == {
+            "fixtureId": "evaluation-match-person",
+            "suite": "evaluation",
+            "language": "python",
+            "status": "skipped-with-documented-limitation",
+            "limitation": "the stub has no person matching",
+            "message": "given.flags.vip.matchPerson: the stub cannot serve it",
+        }
+        lines = done.stdout.splitlines()
+        assert lines[0].startswith("contracts: 7 fixtures (9 cases) from ")
+        assert lines[-1] == (
+            "3 passed, 1 failed, 3 skipped (0 of them declared pass or fail here: the kit cannot "
+            "drive them), 0 drifted from their declared compatibility"
+        )
+
+    def test_a_status_other_than_the_declared_one_is_drift_and_fails_the_run(
+        self, fireweave_adapter: str
+    ) -> None:
+        done = kit("--adapter", fireweave_adapter, "--contracts", str(CONTRACTS / "drifted"))
+        assert done.returncode == 1
+        assert "PASS  declared-fail-but-passes (DRIFT: declared 'fail' for this language)" in (
+            done.stdout.splitlines()
+        )
+        assert done.stdout.splitlines()[-1].endswith(
+            ", 2 drifted from their declared compatibility"
+        )
+
+    @pytest.mark.parametrize(
+        ("change", "skip"),
+        [
+            (
+                {"given": {"fault": {"mode": "dnsFailure"}}},
+                "given.fault.mode: 'dnsFailure' has no equivalent on the stub",
+            ),
+            (
+                {"given": {"providerState": "STALE"}},
+                "given.providerState: 'STALE' cannot be set on a remote client",
+            ),
+            (
+                {"given": {"config": {"host": "https://x"}}},
+                "given.config.host: not an option the adapter protocol carries",
+            ),
+            (
+                {"expect": {"value": False, "ok": True}},
+                "expect.ok: not observable through the adapter protocol",
+            ),
+            ({"given": {"globalContext": {}}}, "given.globalContext: not expressible on the stub"),
+            (
+                {"expect": {"flagMetadata": {"fireweave.reasonCode": "condition_match"}}},
+                "expect.flagMetadata.fireweave.reasonCode: only a vendor-shaped backend reports it",
+            ),
+        ],
+    )
+    def test_what_the_stub_cannot_express_is_a_skip_that_names_it_never_a_pass(
+        self, tmp_path: Path, change: Json, skip: str
+    ) -> None:
+        from stub.conformance.contracts import load_contracts
+
+        fixture = json.loads((CONTRACTS / "agreed" / "fault-backend-503.json").read_text())
+        for section, values in change.items():
+            fixture[section] = {**fixture[section], **values}
+        (tmp_path / "one.json").write_text(json.dumps(fixture))
+        (contract,) = load_contracts(tmp_path)
+        assert (contract.case, contract.skipped) == (None, skip)
+
+    def test_json_that_is_not_a_fixture_is_left_alone(self, tmp_path: Path) -> None:
+        from stub.conformance.contracts import load_contracts
+
+        (tmp_path / "errors.json").write_text('{"kinds": []}')  # the repositories keep one
+        (tmp_path / "faults").mkdir()
+        fixture = (CONTRACTS / "agreed" / "fault-backend-503.json").read_text()
+        (tmp_path / "faults" / "fault-backend-503.json").write_text(fixture)
+        assert [c.fixture_id for c in load_contracts(tmp_path)] == ["fault-backend-503"]

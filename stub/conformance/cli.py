@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
 from stub.conformance.cases import AREAS, Case, CaseError, load_cases
+from stub.conformance.contracts import (
+    Unsupported,
+    contracts_summary,
+    load_contracts,
+    report_document,
+    run_contracts,
+)
 from stub.conformance.protocol import Adapter, AdapterError
 from stub.conformance.runner import Run, has_namespaces, junit_xml, run_cases, summary
 from stub.testing.process import StubProcess, StubStartError
@@ -30,6 +40,18 @@ from stub.testing.process import StubProcess, StubStartError
 @click.option("--strict", is_flag=True, help="What the published clients do counts too.")
 @click.option("--junit", "junit_path", type=click.Path(path_type=Path), help="Write JUnit XML.")
 @click.option("--list", "list_only", is_flag=True, help="List the cases and exit.")
+@click.option(
+    "--contracts",
+    "contracts_dir",
+    type=click.Path(path_type=Path),
+    help="Run this directory of contract fixtures instead of the kit's cases.",
+)
+@click.option(
+    "--contracts-report",
+    "report_path",
+    type=click.Path(path_type=Path),
+    help="With --contracts: write each fixture's id, status and message as JSON.",
+)
 def command(
     adapter_url: str,
     stub_url: str | None,
@@ -39,8 +61,12 @@ def command(
     strict: bool,
     junit_path: Path | None,
     list_only: bool,
+    contracts_dir: Path | None,
+    report_path: Path | None,
 ) -> None:
     """Check a client library on the wire, through its adapter, against the stub."""
+    if contracts_dir is not None:
+        sys.exit(_contracts(adapter_url, stub_url, contracts_dir, parallel, report_path))
     cases = load_cases(names, areas)
     if list_only:
         for case in cases:
@@ -70,13 +96,44 @@ def _run(run: Run, cases: list[Case], parallel: int, junit_path: Path | None) ->
     return any(result.failed for result in results)
 
 
+def _contracts(
+    adapter_url: str, stub_url: str | None, directory: Path, parallel: int, report: Path | None
+) -> int:
+    contracts = load_contracts(directory)
+    adapter = Adapter(adapter_url)
+    info = adapter.info()
+    fixtures = len({contract.fixture_id for contract in contracts})
+    click.echo(
+        f"contracts: {fixtures} fixtures ({len(contracts)} cases) from {directory} "
+        f"against {info.name}"
+    )
+    with _stub(stub_url) as url:
+        run = Run(url, adapter, info, namespaces=has_namespaces(url))
+        verdicts = run_contracts(run, contracts, parallel, lambda one: click.echo(one.line()))
+    click.echo(contracts_summary(verdicts))
+    if report is not None:
+        document = report_document(verdicts, info.language)
+        report.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    return 1 if any(one.failed for one in verdicts) else 0
+
+
+@contextmanager
+def _stub(url: str | None) -> Iterator[str]:
+    """The stub to run against: the one given, or one started for the run."""
+    if url is not None:
+        yield url.rstrip("/")
+        return
+    with StubProcess.start() as stub:
+        yield stub.url
+
+
 def main(argv: list[str]) -> None:
     """Usage errors and an unreachable adapter are one line on stderr and exit code 2."""
     try:
         command.main(args=argv, prog_name="svc-stub conformance", standalone_mode=False)
     except click.ClickException as exc:
         _fail(exc.format_message())
-    except (AdapterError, CaseError, StubStartError) as exc:
+    except (AdapterError, CaseError, StubStartError, Unsupported) as exc:
         _fail(str(exc))
 
 

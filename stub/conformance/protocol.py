@@ -34,6 +34,25 @@ CAPABILITIES = frozenset(
 
 Json = dict[str, Any]
 
+ERROR_CODES = {
+    "NotReady": "PROVIDER_NOT_READY",
+    "FlagNotFound": "FLAG_NOT_FOUND",
+    "TypeMismatch": "TYPE_MISMATCH",
+    "InvalidContext": "INVALID_CONTEXT",
+    "Authentication": "GENERAL",
+    "Authorization": "GENERAL",
+    "RateLimited": "GENERAL",
+    "Timeout": "GENERAL",
+    "Network": "GENERAL",
+    "BackendUnavailable": "GENERAL",
+    "MalformedResponse": "PARSE_ERROR",
+    "UnsupportedCapability": "GENERAL",
+    "Configuration": "PROVIDER_FATAL",
+    "AlreadyClosed": "PROVIDER_NOT_READY",
+    "Internal": "GENERAL",
+}
+"""Error kind -> the OpenFeature code the fixtures expect (the contract page's table)."""
+
 
 class AdapterError(Exception):
     """The adapter (not the library) failed: unreachable, a non-2xx answer, not JSON."""

@@ -1,0 +1,344 @@
+"""The client repositories' contract fixtures (`../shared/contract/client-contracts.md`): each
+`evaluate` fixture, and each case of a multi-case file, becomes a kit case run through the
+adapter against the stub, with `given.flags` served and `given.fault` armed as the stub's mode.
+
+Strict: a field or mode the stub cannot express makes the fixture a skip that names it, never a
+silent drop that could turn a negative case into a pass. Client-side fixtures (context
+validation, extensions, operations with no wire effect) are skipped with that reason.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from stub.conformance.cases import Case, Step
+from stub.conformance.runner import Result, Run, run_cases
+
+Json = dict[str, Any]
+
+SKIPPED = "skipped-with-documented-limitation"
+
+
+_TYPES = {"boolean": "boolean", "string": "string", "integer": "number", "float": "number",
+          "object": "object"}  # fmt: skip
+_FLAG_FIELDS = {"type", "enabled", "variant", "value", "payload", "metadata", "matchAttribute",
+                "matchTargetingKey", "reason", "fireweaveReason"}  # fmt: skip
+_METADATA_SERVED = {"fireweave.flagVersion", "fireweave.errorKind", "fireweave.quotaLimited"}
+"""What a runtime client's flag metadata can hold from a stub answer (the rest, such as a vendor
+flag id or reason code, only a vendor-shaped backend reports)."""
+_CONFIG_OPTIONS = {"featureFlagsRequestTimeoutMs": "timeoutMs",
+                   "requireTargetingKey": "requireTargetingKey"}  # fmt: skip
+_EXPECT_FIELDS = {"value", "variant", "reason", "errorCode", "errorMessage", "errorKind",
+                  "flagMetadata", "errorMessageMustNotContain"}  # fmt: skip
+_CLIENT_SIDE_SUITES = {
+    "context": "context validation happens in the client, with no wire effect",
+    "extensions": "extensions have no wire effect the kit can observe",
+}
+
+
+class Unsupported(Exception):
+    """What makes a fixture a skip: the field or mode the stub cannot express."""
+
+
+class Contract(NamedTuple):
+    """One fixture (or one case of a multi-case file) and what became of it."""
+
+    id: str
+    """`<fixture id>` or, for a case of a multi-case file, `<fixture id>#<case name>`."""
+    fixture_id: str
+    suite: str
+    description: str
+    compatibility: Json
+    limitations: Json
+    case: Case | None
+    skipped: str | None
+    """Why it is skipped (the field or mode, or 'client-side: ...'); None: it runs."""
+
+
+def load_contracts(directory: Path) -> list[Contract]:
+    if not directory.is_dir():
+        raise Unsupported(f"--contracts: {directory} is not a directory")
+    contracts: list[Contract] = []
+    for path in sorted(directory.rglob("*.json")):
+        document = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(document, dict) and "schemaVersion" in document:  # else not a fixture
+            contracts += _contracts(path, document)
+    return contracts
+
+
+def _contracts(path: Path, document: Json) -> Iterator[Contract]:
+    fixture_id = str(document.get("id", path.stem))
+    compatibility = dict(document.get("compatibility", {}))
+    if "cases" in document:
+        for case in document["cases"]:
+            given = {**document.get("given", {}), **case.get("given", {})}
+            yield _contract(
+                f"{fixture_id}#{case.get('name', '?')}", document, given, case, compatibility
+            )
+    else:
+        yield _contract(fixture_id, document, document.get("given", {}), document, compatibility)
+
+
+def _contract(
+    contract_id: str, document: Json, given: Json, body: Json, compatibility: Json
+) -> Contract:
+    description = str(document.get("description", contract_id))
+    suite = str(document.get("suite", ""))
+    made = partial(
+        Contract,
+        contract_id,
+        str(document.get("id", contract_id.partition("#")[0])),
+        suite,
+        description,
+        compatibility,
+        dict(document.get("limitations", {})),
+    )
+    try:
+        return made(_case(contract_id, description, suite, given, body), None)
+    except Unsupported as exc:
+        return made(None, str(exc))
+
+
+def _case(fixture_id: str, description: str, suite: str, given: Json, body: Json) -> Case:
+    if suite in _CLIENT_SIDE_SUITES:
+        raise Unsupported(f"client-side: {_CLIENT_SIDE_SUITES[suite]}")
+    when, expect = body.get("when", {}), body.get("expect", {})
+    if when.get("operation") != "evaluate":
+        raise Unsupported(f"client-side: operation {when.get('operation')!r} is not a wire call")
+    state = given.get("providerState", "READY")
+    if state != "READY":
+        raise Unsupported(f"given.providerState: {state!r} cannot be set on a remote client")
+    for key in sorted(set(given) - {"providerState", "flags", "config", "fault"}):
+        raise Unsupported(f"given.{key}: not expressible on the stub")
+    client, offline = _client(given.get("config", {}))
+    fault, offline_fault = _fault(given.get("fault"))
+    return Case(
+        area="contracts",
+        name=fixture_id,
+        description=description,
+        needs=frozenset({"evaluate"}),
+        fixtures={"flags": _flags(given.get("flags", {}))},
+        fault=fault,
+        offline=offline or offline_fault,
+        client=client,
+        create=None,
+        steps=(Step("evaluate", _evaluate(when), _expect(expect), {}),),
+        wire={},
+    )
+
+
+def _flags(flags: Json) -> Json:
+    served = {}
+    for key, definition in flags.items():
+        unknown = sorted(set(definition) - _FLAG_FIELDS)
+        if unknown:
+            raise Unsupported(f"given.flags.{key}.{unknown[0]}: the stub cannot serve it")
+        flag = {k: v for k, v in definition.items() if k not in ("reason", "fireweaveReason")}
+        flag["type"] = _TYPES.get(str(definition.get("type")), str(definition.get("type")))
+        flag["reason"] = _served_reason(key, definition)
+        served[key] = flag
+    return served
+
+
+def _served_reason(key: str, definition: Json) -> str:
+    """The runtime plane's reason for the fixture's decision, as the fixtures' own backends
+    give it: their `fireweaveReason`, else DISABLED for a disabled flag, else TARGETING_MATCH
+    (the vendor `reason` object only explains a match; the service answers with its own)."""
+    reason = definition.get("reason")
+    if reason is not None and (
+        not isinstance(reason, dict) or set(reason) - {"code", "condition_index", "description"}
+    ):
+        raise Unsupported(f"given.flags.{key}.reason: the stub cannot serve it")
+    if definition.get("fireweaveReason") is not None:
+        return str(definition["fireweaveReason"])
+    return "DISABLED" if definition.get("enabled") is False else "TARGETING_MATCH"
+
+
+def _client(config: Json) -> tuple[Json, bool]:
+    options = {}
+    client: Json = {}
+    for key, value in config.items():
+        if key in _CONFIG_OPTIONS:
+            options[_CONFIG_OPTIONS[key]] = value
+        elif key == "projectApiKey" and value is None:
+            client["apiKey"] = None
+        elif key != "projectApiKey":
+            raise Unsupported(f"given.config.{key}: not an option the adapter protocol carries")
+    client["options"] = options
+    return client, False
+
+
+def _fault(fault: Json | None) -> tuple[Json | None, bool]:
+    """The contract page's table, from the fixtures' fault names to the stub's modes."""
+    if fault is None:
+        return None, False
+    mode = fault.get("mode")
+    apply_to = fault.get("applyTo", "evaluate")
+    if mode == "offline":
+        return None, True
+    if mode == "httpStatus":
+        status = fault.get("status")
+        armed: Json = {"mode": str(status)} if status in (401, 429, 500) else {
+            "mode": "status", "status": status}  # fmt: skip
+    elif mode == "invalidJson":
+        armed = {"mode": "invalid_json", **({"body": fault["body"]} if "body" in fault else {})}
+    elif mode == "delay":
+        armed = {"mode": "delay", "delayMs": fault.get("delayMs")}
+    elif mode == "quotaLimited":
+        armed = {"mode": "quota_limited"}
+    elif mode == "networkError" and fault.get("error") == "connection_reset":
+        armed = {"mode": "reset"}
+    else:
+        raise Unsupported(f"given.fault.mode: {mode!r} has no equivalent on the stub")
+    known = {"mode", "status", "body", "delayMs", "quotaLimited", "error", "applyTo"}
+    unknown = sorted(set(fault) - known)
+    if unknown:
+        raise Unsupported(f"given.fault.{unknown[0]}: has no equivalent on the stub")
+    return {**armed, "applyTo": apply_to}, False
+
+
+def _evaluate(when: Json) -> Json:
+    unknown = sorted(set(when.get("options", {})) - {"includePayload"})
+    if unknown:
+        raise Unsupported(f"when.options.{unknown[0]}: not an argument the protocol carries")
+    return {
+        "flagKey": when.get("flagKey"),
+        "type": str(when.get("flagType", "")).lower(),
+        "default": when.get("defaultValue"),
+        "context": when.get("invocationContext") or {},
+        "includePayload": bool(when.get("options", {}).get("includePayload", False)),
+    }
+
+
+def _expect(expect: Json) -> Json:
+    unknown = sorted(set(expect) - _EXPECT_FIELDS)
+    if unknown:
+        raise Unsupported(f"expect.{unknown[0]}: not observable through the adapter protocol")
+    wanted = {key: value for key, value in expect.items() if key in _EXPECT_FIELDS}
+    if "flagMetadata" in wanted:
+        unserved = sorted(set(wanted["flagMetadata"]) - _METADATA_SERVED)
+        if unserved:
+            raise Unsupported(
+                f"expect.flagMetadata.{unserved[0]}: only a vendor-shaped backend reports it"
+            )
+        wanted["metadata"] = wanted.pop("flagMetadata")
+    return wanted
+
+
+class Verdict(NamedTuple):
+    """One fixture's row, in the repositories' own words: its cases' results folded into one
+    status (a multi-case fixture passes only when every case does)."""
+
+    fixture_id: str
+    suite: str
+    status: str
+    """`pass`, `fail` or `skipped-with-documented-limitation`."""
+    message: str
+    declared: str | None
+    """What the fixture's `compatibility` says for the adapter's language."""
+    limitation: str | None
+
+    @property
+    def drifted(self) -> bool:
+        """Ran, and came out otherwise than declared (a skip is the kit's limit, not drift)."""
+        ran = self.status != SKIPPED
+        return ran and self.declared is not None and self.declared != self.status
+
+    @property
+    def failed(self) -> bool:
+        """A failure the fixture does not declare, or a drift: either fails the run."""
+        return self.drifted or (self.status == "fail" and self.declared != "fail")
+
+    def line(self) -> str:
+        shown = {"pass": "PASS", "fail": "FAIL", SKIPPED: "SKIP"}[self.status]
+        text = f"{shown:<5} {self.fixture_id}"
+        if self.message:
+            text += f": {self.message}"
+        if self.drifted:
+            text += f" (DRIFT: declared {self.declared!r} for this language)"
+        return text
+
+    def to_json(self, language: str) -> Json:
+        return {
+            "fixtureId": self.fixture_id,
+            "suite": self.suite,
+            "language": language,
+            "status": self.status,
+            "limitation": self.limitation,
+            "message": self.message or None,
+        }
+
+
+def fold(contracts: list[Contract], results: dict[str, Result], language: str) -> Verdict:
+    """One fixture's row from its cases (or its one body)."""
+    first = contracts[0]
+    declared = first.compatibility.get(language)
+    details = []
+    statuses = []
+    for contract in contracts:
+        result = results.get(contract.id)
+        if result is None:
+            status, message = SKIPPED, contract.skipped or ""
+        else:
+            status = "fail" if result.verdict in ("FAIL", "XPASS") else "pass"
+            status = SKIPPED if result.verdict == "SKIP" else status
+            message = "; ".join(result.problems)
+        statuses.append(status)
+        if message:
+            label = contract.id.partition("#")[2]
+            details.append(f"{label}: {message}" if label else message)
+    status = "fail" if "fail" in statuses else SKIPPED if SKIPPED in statuses else "pass"
+    limitation = first.limitations.get(language) if status == SKIPPED else None
+    return Verdict(first.fixture_id, first.suite, status, "; ".join(details), declared, limitation)
+
+
+def run_contracts(
+    run: Run, contracts: list[Contract], parallel: int, report: Callable[[Verdict], None]
+) -> list[Verdict]:
+    """Every fixture through the adapter (skips reported, not run), one row per fixture, in
+    the fixtures' order."""
+    plain = run._replace(info=run.info._replace(expected_failures={}))  # theirs, not ours
+    runnable = [contract.case for contract in contracts if contract.case is not None]
+    results = {result.case.name: result for result in run_cases(plain, runnable, parallel, _quiet)}
+    by_fixture: dict[str, list[Contract]] = {}
+    for contract in contracts:
+        by_fixture.setdefault(contract.fixture_id, []).append(contract)
+    verdicts = []
+    for group in by_fixture.values():
+        one = fold(group, results, run.info.language)
+        report(one)
+        verdicts.append(one)
+    return verdicts
+
+
+def report_document(verdicts: list[Verdict], language: str) -> Json:
+    """The compatibility report those repositories aggregate across languages."""
+    statuses = Counter(one.status for one in verdicts)
+    return {
+        "schemaVersion": 1,
+        "generatedAt": "EXCLUDED",
+        "results": [one.to_json(language) for one in verdicts],
+        "summary": {status: statuses[status] for status in ("pass", "fail", SKIPPED)},
+    }
+
+
+def contracts_summary(verdicts: list[Verdict]) -> str:
+    statuses = Counter(one.status for one in verdicts)
+    drifted = sum(one.drifted for one in verdicts)
+    uncovered = sum(
+        one.status == SKIPPED and one.declared not in (None, SKIPPED) for one in verdicts
+    )
+    return (
+        f"{statuses['pass']} passed, {statuses['fail']} failed, {statuses[SKIPPED]} skipped "
+        f"({uncovered} of them declared pass or fail here: the kit cannot drive them), "
+        f"{drifted} drifted from their declared compatibility"
+    )
+
+
+def _quiet(result: Result) -> None:
+    pass
