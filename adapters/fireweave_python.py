@@ -10,13 +10,8 @@ fails, and the ones this version is known to get wrong are declared below with t
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import itertools
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, NamedTuple
 
 from fireweave import (
     EvaluationContext,
@@ -28,6 +23,7 @@ from fireweave import (
     FlagType,
     RegisterTargetOptions,
 )
+from protocol_server import Clients, Refused, serve
 
 Json = dict[str, Any]
 
@@ -78,53 +74,35 @@ TYPES = {
 }
 
 
-class Clients:
-    """The clients the kit made, by id."""
+class Fireweave(NamedTuple):
+    """A client made for the kit, and the remote adapter under it (0.1.0 sends on its flush)."""
 
-    def __init__(self) -> None:
-        self._ids = itertools.count(1)
-        self._clients: dict[str, tuple[FireweaveRemoteAdapter, FireweaveClient]] = {}
-        self._lock = threading.Lock()
-
-    def create(self, body: Json) -> Json:
-        options = body.get("options", {})
-        try:
-            adapter = FireweaveRemoteAdapter(
-                api_url=body.get("apiUrl"),
-                api_key=body.get("apiKey"),
-                request_timeout_ms=int(options.get("timeoutMs", 3000)),
-            )
-            config = FireweaveConfig(
-                require_targeting_key=bool(options.get("requireTargetingKey", False))
-            )
-            runtime = FireweaveRuntime(adapter, config)
-            runtime.initialize()
-        except FireweaveError as exc:
-            return {"error": {"kind": exc.kind.value, "message": exc.message}}
-        with self._lock:
-            client_id = str(next(self._ids))
-            self._clients[client_id] = (adapter, FireweaveClient(runtime))
-        return {"id": client_id}
-
-    def command(self, client_id: str, body: Json) -> Json | None:
-        """What the library returned; None for a client that does not exist."""
-        if client_id not in self._clients:
-            return None
-        adapter, client = self._clients[client_id]
-        try:
-            return COMMANDS[body["command"]](adapter, client, body)
-        except Exception as exc:  # the protocol reports a raise; it must not crash the adapter
-            return {"raised": f"{type(exc).__name__}: {exc}"}
-
-    def delete(self, client_id: str) -> None:
-        with self._lock:
-            self._clients.pop(client_id, None)
+    adapter: FireweaveRemoteAdapter
+    client: FireweaveClient
 
 
-def evaluate(adapter: FireweaveRemoteAdapter, client: FireweaveClient, body: Json) -> Json:
+def create(body: Json) -> Fireweave:
+    options = body.get("options", {})
+    try:
+        adapter = FireweaveRemoteAdapter(
+            api_url=body.get("apiUrl"),
+            api_key=body.get("apiKey"),
+            request_timeout_ms=int(options.get("timeoutMs", 3000)),
+        )
+        config = FireweaveConfig(
+            require_targeting_key=bool(options.get("requireTargetingKey", False))
+        )
+        runtime = FireweaveRuntime(adapter, config)
+        runtime.initialize()
+    except FireweaveError as exc:
+        raise Refused(exc.kind.value, exc.message) from None
+    return Fireweave(adapter, FireweaveClient(runtime))
+
+
+def evaluate(made: Fireweave, body: Json) -> Json:
     context = dict(body.get("context") or {})
     targeting_key = context.pop("targetingKey", None)
-    decision = client.control_points.get_details(
+    decision = made.client.control_points.get_details(
         body["flagKey"],
         TYPES[body["type"]],
         body.get("default"),
@@ -146,34 +124,34 @@ def evaluate(adapter: FireweaveRemoteAdapter, client: FireweaveClient, body: Jso
     }
 
 
-def register(adapter: FireweaveRemoteAdapter, client: FireweaveClient, body: Json) -> Json:
+def register(made: Fireweave, body: Json) -> Json:
     options = RegisterTargetOptions(
         kind=body.get("kind"),
         properties=body.get("properties"),
         environment=body.get("environment"),
     )
-    result = client.runtime.register_target(body["targetingKey"], options)
+    result = made.client.runtime.register_target(body["targetingKey"], options)
     error = result.error
     kind = getattr(error, "kind", None)
     return {"ok": result.ok, "errorKind": None if kind is None else str(kind.value)}
 
 
-def record_exposure(adapter: FireweaveRemoteAdapter, client: FireweaveClient, body: Json) -> Json:
-    result = client.exposures.record(
+def record_exposure(made: Fireweave, body: Json) -> Json:
+    result = made.client.exposures.record(
         body["targetingKey"], body["flagKey"], body.get("variant"), body.get("value")
     )
     return {"ok": result.ok}
 
 
-def flush_exposures(adapter: FireweaveRemoteAdapter, client: FireweaveClient, body: Json) -> Json:
+def flush_exposures(made: Fireweave, body: Json) -> Json:
     """0.1.0 hands the batch to the adapter, which sends it on its own flush."""
-    result = client.exposures.flush()
-    adapter.flush()
+    result = made.client.exposures.flush()
+    made.adapter.flush()
     return {"ok": result.ok}
 
 
-def signal(adapter: FireweaveRemoteAdapter, client: FireweaveClient, body: Json) -> Json:
-    signals = client.signals
+def signal(made: Fireweave, body: Json) -> Json:
+    signals = made.client.signals
     kind = body["kind"]
     if kind == "health":
         result = signals.record_health(body["name"], body.get("status", "ok"))
@@ -183,12 +161,12 @@ def signal(adapter: FireweaveRemoteAdapter, client: FireweaveClient, body: Json)
         result = signals.record_metric(body["name"], float(body.get("value", 0)))
     else:
         result = signals.record_outcome(body["name"], body.get("outcome", "success"))
-    adapter.flush()
+    made.adapter.flush()
     return {"ok": result.ok}
 
 
-def shutdown(adapter: FireweaveRemoteAdapter, client: FireweaveClient, body: Json) -> Json:
-    client.shutdown()
+def shutdown(made: Fireweave, body: Json) -> Json:
+    made.client.shutdown()
     return {"ok": True}
 
 
@@ -202,50 +180,5 @@ COMMANDS = {
 }
 
 
-def handler_for(clients: Clients) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self._answer(INFO)
-
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length", 0))
-            body = json.loads(self.rfile.read(length) or b"{}")
-            if self.path == "/clients":
-                self._answer(clients.create(body))
-            else:
-                answer = clients.command(self.path.removeprefix("/clients/"), body)
-                if answer is None:
-                    self._answer({"error": f"no client {self.path}"}, status=404)
-                else:
-                    self._answer(answer)
-
-        def do_DELETE(self) -> None:
-            clients.delete(self.path.removeprefix("/clients/"))
-            self._answer({})
-
-        def _answer(self, body: Json, status: int = 200) -> None:
-            encoded = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(encoded)))
-            self.end_headers()
-            self.wfile.write(encoded)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass  # quiet: the kit prints what matters
-
-    return Handler
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--port", type=int, default=0)
-    port = parser.parse_args().port
-    server = ThreadingHTTPServer(("127.0.0.1", port), handler_for(Clients()))
-    print(f"adapter listening on http://127.0.0.1:{server.server_address[1]}", flush=True)
-    with contextlib.suppress(KeyboardInterrupt):
-        server.serve_forever()
-
-
 if __name__ == "__main__":
-    main()
+    serve(INFO, Clients(create, COMMANDS), __doc__.splitlines()[0])

@@ -11,6 +11,7 @@ import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -27,11 +28,11 @@ ROOT = Path(__file__).resolve().parent.parent
 Json = dict[str, Any]
 
 
-@pytest.fixture(scope="module")
-def fireweave_adapter() -> Iterator[str]:
-    """The reference adapter for fireweave 0.1.0, as a team would run theirs."""
+@contextmanager
+def adapter_process(script: str) -> Iterator[str]:
+    """A reference adapter, run as a team would run theirs; stopped by its PID."""
     process = subprocess.Popen(
-        [sys.executable, str(ROOT / "adapters" / "fireweave_python.py"), "--port", "0"],
+        [sys.executable, str(ROOT / "adapters" / script), "--port", "0"],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -45,6 +46,18 @@ def fireweave_adapter() -> Iterator[str]:
         process.wait(5)
         if process.stdout is not None:
             process.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def fireweave_adapter() -> Iterator[str]:
+    with adapter_process("fireweave_python.py") as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def posthog_adapter() -> Iterator[str]:
+    with adapter_process("posthog_python.py") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -75,12 +88,22 @@ class TestTheReferenceAdapter:
         declared = Adapter(fireweave_adapter).info().expected_failures
         assert {case for case, verdict in verdicts.items() if verdict == "XFAIL"} == set(declared)
         assert set(verdicts.values()) == {"PASS", "XFAIL"}
-        assert set(verdicts) == {case.id for case in load_cases()}
+        assert set(verdicts) == {case.id for case in load_cases() if case.plane == "runtime"}
         passed = len(verdicts) - len(declared)
         assert lines[-1] == f"{passed} passed, 0 failed, {len(declared)} expected failures"
         suite = ElementTree.parse(junit).getroot()
         assert (suite.get("tests"), suite.get("failures")) == (str(len(verdicts)), "0")
         assert len(suite.findall("testcase/skipped")) == len(declared)
+
+    def test_the_posthog_sdk_passes_the_vendor_cases_and_only_those(
+        self, posthog_adapter: str
+    ) -> None:
+        done = kit("--adapter", posthog_adapter)
+        assert done.returncode == 0, done.stdout + done.stderr
+        lines = done.stdout.splitlines()
+        vendor = {case.id for case in load_cases(areas=["vendor"])}
+        assert {line.split()[1] for line in lines[1:-1]} == vendor
+        assert lines[-1] == f"{len(vendor)} passed, 0 failed"
 
     def test_the_kit_runs_against_a_running_stub_and_filters_cases(
         self, fireweave_adapter: str, kit_stub: SpawnedStub

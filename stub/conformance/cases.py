@@ -19,14 +19,17 @@ import yaml
 Json = dict[str, Any]
 
 CASES_DIR = Path(__file__).resolve().parent / "cases"
-AREAS = ("reads", "faults", "registration", "exposures", "lifecycle", "configuration")
+AREAS = ("reads", "faults", "registration", "exposures", "lifecycle", "configuration", "vendor")
+PLANES = ("runtime", "vendor")
+"""The routes an adapter's client calls: the service's `/v1` runtime plane, or the legacy
+vendor routes (a file of cases says which it is for; by default the runtime plane)."""
 CALLS = ("evaluate", "register", "recordExposure", "flushExposures", "signal", "shutdown")
 _CASE_KEYS = {
     "name", "description", "needs", "fixtures", "fault", "offline", "client", "create",
     "steps", "wire",
 }  # fmt: skip
 _STEP_KEYS = {"call", "args", "expect", "measured"}
-_WIRE_KEYS = {"requests", "exposures", "signals", "targets"}
+_WIRE_KEYS = {"requests", "exposures", "signals", "targets", "events"}
 
 
 class CaseError(Exception):
@@ -44,6 +47,7 @@ class Step(NamedTuple):
 
 class Case(NamedTuple):
     area: str
+    plane: str
     name: str
     description: str
     needs: frozenset[str]
@@ -60,7 +64,7 @@ class Case(NamedTuple):
     steps: tuple[Step, ...]
     wire: Json
     """What the stub must have recorded: `requests` per route, `exposures`, `signals`,
-    `targets`."""
+    `targets`, and for the vendor plane `events` (`/batch` items)."""
 
     @property
     def id(self) -> str:
@@ -92,22 +96,26 @@ def _load_file(path: Path) -> Iterable[Case]:
     area = path.stem
     if not isinstance(document, dict) or not isinstance(document.get("cases"), list):
         raise CaseError(f"{path}: expected a mapping with a 'cases' list")
+    plane = document.get("plane", "runtime")
+    if plane not in PLANES:
+        raise CaseError(f"{path.name}: plane: {plane!r} is not one of {', '.join(PLANES)}")
     seen: set[str] = set()
     for index, raw in enumerate(document["cases"]):
-        case = _case(area, raw, f"{path.name}: cases[{index}]")
+        case = _case(area, plane, raw, f"{path.name}: cases[{index}]")
         if case.name in seen:
             raise CaseError(f"{path.name}: case {case.name!r} appears twice")
         seen.add(case.name)
         yield case
 
 
-def _case(area: str, raw: Any, where: str) -> Case:
+def _case(area: str, plane: str, raw: Any, where: str) -> Case:
     _check_keys(raw, _CASE_KEYS, where, required=("name", "description"))
     wire = raw.get("wire", {})
     _check_keys(wire, _WIRE_KEYS, f"{where}.wire")
     steps = tuple(_step(step, f"{where}.steps[{n}]") for n, step in enumerate(raw.get("steps", [])))
     return Case(
         area=area,
+        plane=plane,
         name=str(raw["name"]),
         description=str(raw["description"]),
         needs=frozenset(raw.get("needs", [])),

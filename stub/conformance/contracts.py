@@ -119,6 +119,7 @@ def _case(fixture_id: str, description: str, suite: str, given: Json, body: Json
     fault, offline_fault = _fault(given.get("fault"))
     return Case(
         area="contracts",
+        plane="runtime",
         name=fixture_id,
         description=description,
         needs=frozenset({"evaluate"}),

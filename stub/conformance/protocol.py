@@ -2,8 +2,8 @@
 service its team writes (an "adapter"). Everything is JSON; what the library did, errors
 included, is data in a 200 answer. A non-2xx answer means the adapter itself failed.
 
-    GET  /               {"protocol": 1, "name", "language", "capabilities": [...],
-                          "expectedFailures": {"area/case": "why"}}
+    GET  /               {"protocol": 1, "name", "language", "plane": "runtime" | "vendor",
+                          "capabilities": [...], "expectedFailures": {"area/case": "why"}}
     POST /clients        {"apiUrl", "apiKey", "options": {"timeoutMs", "requireTargetingKey"}}
                          -> {"id"} or {"error": {"kind", "message"}}
     POST /clients/{id}   {"command": "evaluate" | "register" | "recordExposure" |
@@ -61,6 +61,8 @@ class AdapterError(Exception):
 class AdapterInfo(NamedTuple):
     name: str
     language: str
+    plane: str
+    """`runtime` (the service's /v1 routes, the default) or `vendor` (the legacy routes)."""
     capabilities: frozenset[str]
     expected_failures: dict[str, str]
 
@@ -82,9 +84,13 @@ class Adapter:
         unknown = sorted(set(body.get("capabilities", [])) - CAPABILITIES)
         if unknown:
             raise AdapterError(f"{self.url}: unknown capability {unknown[0]!r}")
+        plane = body.get("plane", "runtime")
+        if plane not in ("runtime", "vendor"):
+            raise AdapterError(f"{self.url}: plane {plane!r} is neither runtime nor vendor")
         return AdapterInfo(
             str(body.get("name", "adapter")),
             str(body.get("language", "unknown")),
+            plane,
             frozenset(body.get("capabilities", [])),
             dict(body.get("expectedFailures", {})),
         )

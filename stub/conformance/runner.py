@@ -219,6 +219,8 @@ def _wire(control: _Control, wanted: Json) -> list[str]:
             problems += _wire_list(kind, of_kind, wanted[kind])
     if "targets" in wanted:
         problems += _wire_list("targets", events["targets"], wanted["targets"])
+    if "events" in wanted:
+        problems += _wire_list("events", events["events"], wanted["events"])
     return problems
 
 
