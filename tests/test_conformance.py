@@ -160,10 +160,11 @@ class WrongClient:
         self.queued: list[Json] = []
 
     def call(self, path: str, body: Json) -> Json:
+        key = "svc_org_not-for-runtime" if "sends an org key" in self.sins else self.api_key
         request = urllib.request.Request(
             self.api_url + path,
             data=json.dumps(body).encode(),
-            headers={"Authorization": f"Bearer {self.api_key}"},
+            headers={"Authorization": f"Bearer {key}"},
         )
         try:
             with urllib.request.urlopen(request, timeout=2) as answer:
@@ -338,6 +339,25 @@ class TestTheKitCatchesAWrongClient:
         assert {r.verdict for r in skipped.values()} == {"SKIP"}
         assert next(iter(skipped.values())).problems == ("the adapter lacks register",)
 
+    def test_a_key_the_service_would_refuse_fails_with_the_stubs_words(
+        self, kit_stub: SpawnedStub
+    ) -> None:
+        case = "reads/boolean-reads-true"
+        one = verdicts(kit_stub, {"sends an org key"}, [case])[case]
+        assert one.verdict == "FAIL"
+        assert one.problems[0].startswith(
+            "wire: POST /v1/flags/evaluate: an organisation key (svc_org_...) belongs to the "
+            "management plane"
+        )
+
+    def test_a_browser_client_is_given_a_browser_key_which_the_runtime_plane_takes(
+        self, kit_stub: SpawnedStub
+    ) -> None:
+        case = "reads/boolean-reads-true"
+        capabilities = ["evaluate", "browser"]
+        one = verdicts(kit_stub, set(), [case], capabilities=capabilities)[case]
+        assert one.verdict == "PASS", one.problems
+
     def test_without_namespaces_cases_run_one_at_a_time_after_a_reset(
         self, kit_stub: SpawnedStub
     ) -> None:
@@ -451,3 +471,41 @@ class TestContractFixtures:
         fixture = (CONTRACTS / "agreed" / "fault-backend-503.json").read_text()
         (tmp_path / "faults" / "fault-backend-503.json").write_text(fixture)
         assert [c.fixture_id for c in load_contracts(tmp_path)] == ["fault-backend-503"]
+
+
+class TestTheRunnersClientRepositoriesAlreadyHave:
+    """They drive the stub through `/_test/reset` and `/_test/fault` with these bodies (the Go
+    runner's `stubFaultBody`, sdks/go/internal/conformance/faults.go): keep every one working."""
+
+    @pytest.mark.parametrize(
+        ("fault", "status"),
+        [
+            ({"mode": "401", "applyTo": "flags"}, 401),
+            ({"mode": "429", "applyTo": "flags"}, 429),
+            ({"mode": "500", "applyTo": "flags"}, 500),
+            ({"mode": "invalid_json", "applyTo": "flags", "body": "{not json"}, 200),
+            ({"mode": "delay", "delayMs": 10, "applyTo": "flags"}, 200),
+            ({"mode": "quota_limited", "applyTo": "flags"}, 200),
+        ],
+    )
+    def test_each_fault_body_arms_and_fires_on_flags(
+        self, kit_stub: SpawnedStub, fault: Json, status: int
+    ) -> None:
+        kit_stub.post("/_test/reset")
+        assert kit_stub.post("/_test/fault", fault)["ok"] is True
+        request = urllib.request.Request(
+            kit_stub.url + "/flags/?v=2",
+            data=json.dumps({"api_key": "phc_x", "distinct_id": "u"}).encode(),
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=5) as answer:
+                got, body = answer.status, answer.read()
+        except urllib.error.HTTPError as exc:
+            with exc:
+                got, body = exc.code, exc.read()
+        assert got == status
+        if fault["mode"] == "invalid_json":
+            assert body == b"{not json"
+        if fault["mode"] == "quota_limited":
+            assert json.loads(body)["quotaLimited"] == ["feature_flags"]
+        kit_stub.post("/_test/reset")

@@ -28,9 +28,13 @@ from typing import Any, NamedTuple
 
 PROTOCOL_VERSION = 1
 CAPABILITIES = frozenset(
-    {"evaluate", "register", "exposures", "signals", "shutdown", "configuration", "payloads"}
-)
-"""What an adapter can declare; a case that needs one it lacks is skipped."""
+    {
+        "evaluate", "register", "exposures", "signals", "shutdown", "configuration", "payloads",
+        "browser",
+    }
+)  # fmt: skip
+"""What an adapter can declare; a case that needs one it lacks is skipped. `browser`: the client
+is a browser client, given a browser key (`svc_public_...`) instead of a server key."""
 
 Json = dict[str, Any]
 

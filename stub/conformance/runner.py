@@ -24,6 +24,8 @@ Json = dict[str, Any]
 
 API_KEY = "project-api-key_conformance-SECRET-5f1c"
 """The key every case's client is given: no message the library returns may contain it."""
+BROWSER_KEY = "svc_public_conformance-SECRET-5f1c"
+"""What a browser client (capability `browser`) is given instead: a key of the browser family."""
 SECRET = "SECRET-5f1c"
 WIRE_WAIT_MS = 5000
 """The longest a case waits for the stub to finish requests its client stopped waiting for."""
@@ -101,7 +103,8 @@ def _judge(run: Run, case: Case) -> tuple[list[str], list[str]]:
     warnings: list[str] = []
     with _case_stub(run, case) as control:
         api_url = case.client.get("apiUrl") or (_nowhere() if case.offline else control.url)
-        api_key = case.client.get("apiKey", API_KEY)
+        default_key = BROWSER_KEY if "browser" in run.info.capabilities else API_KEY
+        api_key = case.client.get("apiKey", default_key)
         created = run.adapter.create_client(api_url, api_key, case.client.get("options", {}))
         answers: list[Json] = [created]
         if "error" in created:
@@ -204,6 +207,10 @@ def _no_secret(answers: list[Json], api_key: str | None) -> list[str]:
 def _wire(control: _Control, wanted: Json) -> list[str]:
     """What the stub recorded in the case's namespace against what the case says."""
     problems = []
+    recorded = control.get("/_test/requests")["requests"]
+    for entry in recorded:  # the key checks' verdict, as the service would give it
+        if entry.get("warning"):
+            problems.append(f"wire: {entry['method']} {entry['path']}: {entry['warning']}")
     for route, count in wanted.get("requests", {}).items():
         # A client that gave up on a slow answer has moved on; the stub records the request
         # when it ends: wait for as many as the case expects (a few seconds at most).
