@@ -51,6 +51,16 @@ class TestEvaluate:
             }
         ]
 
+    async def test_a_flag_without_a_payload_has_no_payload_member_not_null(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        body = await evaluate(client, {"targetingKey": "u1", "flagKeys": ["checkout-v2"]})
+        assert "payload" not in body["decisions"][0]
+        body = await evaluate(client, {"targetingKey": "u1"})  # every flag
+        with_payload = [d["flagKey"] for d in body["decisions"] if "payload" in d]
+        assert with_payload == ["pricing-page"]
+        assert all(d.get("payload", 0) is not None for d in body["decisions"])
+
     async def test_response_has_exactly_decisions_request_id_and_boolean_quota(
         self, client: TestClient[Any, Any]
     ) -> None:

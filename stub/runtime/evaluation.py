@@ -19,8 +19,10 @@ VERSION_KEYS = ("svc.flagVersion", "fireweave.flagVersion")
 
 
 def matched_decision(flag: Flag) -> dict[str, Any]:
+    """`payload` only when the flag has one: the spec makes it optional, and a client that reads
+    `"payload": null` may keep it (the Node client put the text "null" in every flag's metadata)."""
     metadata = dict.fromkeys(VERSION_KEYS, flag.version) if flag.version is not None else {}
-    return {
+    decision = {
         "flagKey": flag.key,
         "found": True,
         "enabled": flag.enabled,
@@ -28,8 +30,10 @@ def matched_decision(flag: Flag) -> dict[str, Any]:
         "variant": flag.variant,
         "reason": flag.reason,
         "flagMetadata": metadata,
-        "payload": flag.payload,
     }
+    if flag.payload is not None:
+        decision["payload"] = flag.payload
+    return decision
 
 
 def unmatched_decision(key: str) -> dict[str, Any]:
