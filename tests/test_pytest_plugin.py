@@ -13,8 +13,10 @@ import re
 import socket
 import subprocess
 import textwrap
+import threading
 import urllib.parse
 from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -389,6 +391,44 @@ class TestAnAlreadyRunningStub:
         assert len(client.armed()) == 1  # and kept what was armed in it
         assert [n.name for n in client.namespaces()] == ["default"]  # the test's was deleted
         assert client.health()  # the plugin leaves a stub it did not start running
+
+
+class TestMistakes:
+    @pytest.mark.parametrize("url", ["http://127.0.0.1:1", "HTML"])
+    def test_an_svc_stub_url_that_does_not_answer_stops_the_session_in_one_line(
+        self, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, url: str
+    ) -> None:
+        if url == "HTML":  # something else answers there
+            server = ThreadingHTTPServer(("127.0.0.1", 0), SimpleHTTPRequestHandler)
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+            url = f"http://127.0.0.1:{server.server_address[1]}"
+        monkeypatch.setenv(URL_VARIABLE, url)
+        write_tests(
+            pytester, "def test_one(svc_stub):\n    pass\n\ndef test_two(svc_stub):\n    pass\n"
+        )
+        result = run(pytester)
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        said = [line for line in result.stdout.lines if f"SVC_STUB_URL={url}" in line]
+        assert len(said) == 1, result.stdout.str()
+        assert "; start one there (svc-stub --port PORT) or unset SVC_STUB_URL" in said[0]
+        assert "Traceback" not in result.stdout.str()
+
+    def test_the_in_process_fixture_without_pytest_aiohttp_says_what_to_install(
+        self, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        blocked = pytester.mkdir("blocked")  # first on the path: pytest-asyncio "is missing"
+        (blocked / "pytest_asyncio.py").write_text("raise ImportError('not installed')\n")
+        monkeypatch.setenv("PYTHONPATH", str(blocked))
+        write_tests(pytester, "def test_in_process(svc_stub_in_process):\n    pass\n")
+        result = pytester.runpytest_subprocess(
+            "-p", "no:cacheprovider", "-p", "no:asyncio", "-p", "no:aiohttp",
+            timeout=INNER_TIMEOUT_S,
+        )  # fmt: skip
+        result.assert_outcomes(errors=1)
+        assert (
+            "svc_stub_in_process needs pytest-aiohttp: pip install 'svc-stub[in-process]' "
+            "(or pytest-aiohttp)"
+        ) in result.stdout.lines
 
 
 class TestXdist:

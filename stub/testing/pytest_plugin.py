@@ -88,7 +88,7 @@ def svc_stub_url(pytestconfig: pytest.Config) -> Iterator[str]:
     """The session's stub: `SVC_STUB_URL` if set, else a process started for this session."""
     running = os.environ.get(URL_VARIABLE)
     if running:
-        yield running.rstrip("/")
+        yield _answering(running.rstrip("/"))
         return
     args: list[str] = []
     for path in _session_fixture_paths(pytestconfig):
@@ -99,6 +99,22 @@ def svc_stub_url(pytestconfig: pytest.Config) -> Iterator[str]:
         return
     with StubProcess.start(args) as process:  # stopped at session end, failures or not
         yield process.url
+
+
+def _answering(url: str) -> str:
+    """The stub at `SVC_STUB_URL`, or the session stops with one line that says what to do."""
+    try:
+        answers = StubClient(url, control_token=os.environ.get(TOKEN_VARIABLE)).health()
+        problem = "" if answers else "its /health does not say ok"
+    except (OSError, ValueError, StubError) as exc:
+        problem = str(getattr(exc, "reason", None) or exc).splitlines()[0]
+    if problem:
+        pytest.exit(
+            f"svc-stub: {URL_VARIABLE}={url} does not answer as svc-stub ({problem}); start "
+            f"one there (svc-stub --port PORT) or unset {URL_VARIABLE} to have one started",
+            returncode=pytest.ExitCode.USAGE_ERROR,
+        )
+    return url
 
 
 @pytest.fixture
@@ -160,7 +176,16 @@ def _delete_quietly(client: StubClient) -> None:
 try:
     import pytest_asyncio
 except ImportError:  # the in-process fixture needs pytest-aiohttp (and so pytest-asyncio)
-    pass
+
+    @pytest.fixture(name="svc_stub_in_process")
+    def _svc_stub_in_process_unavailable() -> None:
+        """Stands in for the real one, to say what to install."""
+        pytest.fail(
+            "svc_stub_in_process needs pytest-aiohttp: pip install 'svc-stub[in-process]' "
+            "(or pytest-aiohttp)",
+            pytrace=False,
+        )
+
 else:
 
     @pytest_asyncio.fixture
