@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -129,22 +129,21 @@ def load_fixture_file(path: Path) -> FixtureSet:
 
 
 def _parse(text: str, path: Path) -> object:
-    """JSON files through orjson, which is at hand and quick; anything it refuses goes to the
-    YAML parser (JSON is YAML), whose error names the line."""
-    if path.suffix == ".json":
-        try:
-            return orjson.loads(text)
-        except orjson.JSONDecodeError:
-            pass
+    """The stub's own parsed default set through orjson (quick, and written by a tool); every
+    other file, JSON included (JSON is YAML), through the YAML parser, which names the line of
+    a mistake and refuses a key given twice."""
+    if path == DEFAULT_SET:
+        return orjson.loads(text)
     return parse_yaml(text, str(path))
 
 
 def parse_yaml(text: str, source: str) -> object:
-    """YAML (and so JSON) text to plain values, with a one-line error that names the source."""
-    import yaml  # here: a stub given only JSON fixtures never pays for importing it
+    """YAML (and so JSON) text to plain values, with a one-line error that names the source; a
+    key given twice in one mapping is an error (YAML would quietly keep the last)."""
+    import yaml  # here: a stub started without fixture files never pays for importing it
 
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_unique_key_loader())  # a SafeLoader: no tags, no objects
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -157,11 +156,47 @@ def parse_yaml(text: str, source: str) -> object:
         raise FixtureError(f"{source}: invalid YAML: {exc}") from None
 
 
+def _unique_key_loader() -> type[Any]:
+    """PyYAML's safe loader, refusing a mapping that gives one key twice (built on first use:
+    it needs yaml imported)."""
+    global _UNIQUE_KEY_LOADER
+    if _UNIQUE_KEY_LOADER is None:
+        import yaml
+
+        class UniqueKeyLoader(yaml.SafeLoader):
+            def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+                seen: set[Any] = set()
+                for key_node, _ in node.value:
+                    key = self.construct_object(key_node, deep=deep)
+                    try:
+                        duplicate = key in seen
+                    except TypeError:  # unhashable: the safe loader says so itself
+                        continue
+                    if duplicate:
+                        raise yaml.constructor.ConstructorError(
+                            None, None, f"the key {key!r} appears twice", key_node.start_mark
+                        )
+                    seen.add(key)
+                return super().construct_mapping(node, deep)
+
+        _UNIQUE_KEY_LOADER = UniqueKeyLoader
+    return _UNIQUE_KEY_LOADER
+
+
+_UNIQUE_KEY_LOADER: type[Any] | None = None
+
+
 def parse_fixture_document(document: object, source: str) -> FixtureSet:
-    """Validate one parsed document; raise FixtureError naming `source` and the key path."""
-    if document is None:  # an empty file is an empty fixture set
-        return FixtureSet()
+    """Validate one parsed document; raise FixtureError naming `source` and the key path. An
+    empty document, or one with no section, is a mistake (a file saved empty, a wrong file)."""
     where = Where(source)
+    if document is None or document == {}:
+        raise FixtureError(
+            where.says(
+                f"{'empty' if document is None else 'no section'}: a fixture document holds at "
+                f"least one of {', '.join(_TOP_LEVEL_KEYS)} (see the README, 'Fixture files')"
+            )
+        )
     top = mapping(document, where, _TOP_LEVEL_KEYS)
     flags_doc = mapping(or_empty(top.get("flags")), where / "flags")
     flags = {key: parse_flag(key, body, where / "flags" / key) for key, body in flags_doc.items()}

@@ -231,6 +231,11 @@ class TestFixtureReplacement:
                 {"flagz": {}},
                 "body: flagz: unknown key (expected one of flags, vendor, management, keys)",
             ),
+            (
+                {},
+                "body: no section: a fixture document holds at least one of flags, vendor, "
+                "management, keys (see the README, 'Fixture files')",
+            ),
         ],
     )
     async def test_a_bad_document_is_a_400_naming_the_key_path_and_old_fixtures_stay(
@@ -239,6 +244,21 @@ class TestFixtureReplacement:
         status, error = await json_of(client, "POST", "/_test/fixtures", json=document)
         assert (status, error["error"], error["message"]) == (400, "INVALID_FIXTURES", message)
         assert (await decision(client, "new-checkout"))["found"] is True
+
+    async def test_yaml_with_a_key_twice_is_a_400_naming_line_and_key(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        status, error = await json_of(
+            client,
+            "POST",
+            "/_test/fixtures",
+            data="flags:\n  a: {type: number, value: 1}\n  a: {type: number, value: 2}\n",
+            headers={"Content-Type": "application/yaml"},
+        )
+        assert (status, error["error"]) == (400, "INVALID_FIXTURES")
+        assert error["message"] == (
+            "body: invalid YAML at line 3, column 3: the key 'a' appears twice"
+        )
 
     async def test_bad_yaml_is_a_400_with_its_position(self, client: TestClient[Any, Any]) -> None:
         status, error = await json_of(

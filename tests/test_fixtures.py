@@ -815,26 +815,75 @@ class TestDerivedReason:
 
 class TestEmptyDocument:
     @pytest.mark.parametrize(
-        "text",
+        ("text", "what"),
         [
-            pytest.param("", id="empty"),
-            pytest.param("\n  \n", id="blank"),
-            pytest.param("# all flags are commented out\n", id="comments"),
-            pytest.param("---\n", id="document-marker"),
-            pytest.param("{}", id="empty-mapping"),
-            pytest.param("flags: {}", id="no-flags"),
+            pytest.param("", "empty", id="empty"),
+            pytest.param("\n  \n", "empty", id="blank"),
+            pytest.param("# all flags are commented out\n", "empty", id="comments"),
+            pytest.param("---\n", "empty", id="document-marker"),
+            pytest.param("{}", "no section", id="empty-mapping"),
         ],
     )
-    def test_is_an_empty_fixture_set(self, text: str) -> None:
-        fixtures = parse(text)
-        assert dict(fixtures.flags) == {}
-        assert fixtures.vendor_flags is None
-        assert fixtures.vendor_definitions is None
+    def test_is_an_error_that_says_what_a_file_holds(self, text: str, what: str) -> None:
+        with pytest.raises(FixtureError) as raised:
+            parse(text)
+        assert str(raised.value) == (
+            f"x.yaml: {what}: a fixture document holds at least one of flags, vendor, "
+            "management, keys (see the README, 'Fixture files')"
+        )
 
-    def test_an_empty_file_is_an_empty_fixture_set(self, tmp_path: Path) -> None:
-        fixtures = load_fixture_file(write(tmp_path, "empty.yaml", ""))
-        assert fixtures == FixtureSet()
+    def test_a_section_with_nothing_in_it_is_an_empty_fixture_set(self) -> None:
+        fixtures = parse("flags: {}")
         assert dict(fixtures.flags) == {}
+        assert (fixtures.vendor_flags, fixtures.vendor_definitions) == (None, None)
+
+    def test_an_empty_file_is_named(self, tmp_path: Path) -> None:
+        empty = write(tmp_path, "empty.yaml", "")
+        with pytest.raises(FixtureError, match=r"empty.yaml: empty: a fixture document holds"):
+            load_fixture_file(empty)
+
+
+class TestDuplicateKeys:
+    @pytest.mark.parametrize(
+        ("text", "line", "key"),
+        [
+            (
+                "flags:\n  beta: {type: boolean, value: true}\n"
+                "  beta: {type: boolean, value: false}\n",
+                3,
+                "beta",
+            ),
+            ("flags:\n  beta: {type: boolean, value: true, value: false}\n", 2, "value"),
+            ("flags: {}\nflags: {}\n", 2, "flags"),
+            ("vendor:\n  flags: {featureFlags: {a: true, a: false}}\n", 2, "a"),
+            (
+                "management:\n  orgs:\n    org_a: {keys: [{key: svc_org_a}]}\n"
+                "    org_a: {keys: [{key: svc_org_b}]}\n",
+                4,
+                "org_a",
+            ),
+        ],
+    )
+    def test_a_key_given_twice_names_the_file_line_and_key(
+        self, text: str, line: int, key: str
+    ) -> None:
+        with pytest.raises(FixtureError) as raised:
+            parse(text)
+        message = str(raised.value)
+        assert message.startswith(f"x.yaml: invalid YAML at line {line}, column ")
+        assert message.endswith(f": the key {key!r} appears twice")
+
+    def test_json_fixture_files_are_held_to_the_same_rule(self, tmp_path: Path) -> None:
+        path = write(
+            tmp_path,
+            "twice.json",
+            '{"flags": {"a": {"type": "number", "value": 1},\n'
+            ' "a": {"type": "number", "value": 2}}}',
+        )
+        with pytest.raises(
+            FixtureError, match=r"twice.json: invalid YAML at line 2.*'a' appears twice"
+        ):
+            load_fixture_file(path)
 
 
 class TestImmutability:
@@ -1013,10 +1062,11 @@ class TestDirectory:
         assert fixtures.flags["f"].value == "file"
         assert fixtures.flags["g"].value == "dir"
 
-    def test_an_empty_file_in_a_directory_adds_nothing(self, tmp_path: Path) -> None:
+    def test_an_empty_file_in_a_directory_is_named(self, tmp_path: Path) -> None:
         write(tmp_path, "a.yaml", "flags: {f: {type: boolean, value: true}}")
         write(tmp_path, "b.yaml", "")
-        assert list(load_fixture_paths([tmp_path]).flags) == ["f"]
+        with pytest.raises(FixtureError, match=r"b.yaml: empty: "):
+            load_fixture_paths([tmp_path])
 
 
 class TestVendorOverlay:
@@ -1180,7 +1230,9 @@ class TestDefaultFixtureSet:
         assert json.loads(DEFAULT_SET.read_text(encoding="utf-8")) == parsed
         assert load_fixture_file(DEFAULT_SET) == load_fixture_file(source)
 
-    def test_a_json_file_orjson_refuses_is_read_as_yaml(self, tmp_path: Path) -> None:
+    def test_a_json_file_is_read_as_yaml_so_its_mistakes_name_the_line(
+        self, tmp_path: Path
+    ) -> None:
         lenient = tmp_path / "lenient.json"  # a trailing comma and a comment: YAML takes both
         lenient.write_text('{"flags": {"f": {"type": "number", "value": 1}, }} # note\n')
         assert load_fixture_file(lenient).flags["f"].value == 1

@@ -1070,7 +1070,7 @@ class TestDefaultEnvironment:
 
 
 class TestWithoutASection:
-    @pytest.mark.parametrize("text", ["", "flags: {}", "vendor: {}"])
+    @pytest.mark.parametrize("text", ["flags: {}", "vendor: {}", "keys: {}"])
     def test_a_document_without_a_management_section_says_nothing_about_the_plane(
         self, text: str
     ) -> None:
