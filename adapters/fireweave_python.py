@@ -42,16 +42,7 @@ INFO: Json = {
     ],
     "expectedFailures": {
         "reads/missing-flag-is-flag-not-found": (
-            "0.1.0 serves the default with reason DEFAULT, not FLAG_NOT_FOUND"
-        ),
-        "reads/type-mismatch-is-type-mismatch": (
-            "0.1.0 gives reason ERROR (error kind TypeMismatch), not TYPE_MISMATCH"
-        ),
-        "reads/a-missing-targeting-key-is-targeting-key-missing": (
-            "0.1.0 gives reason ERROR (error kind InvalidContext), not TARGETING_KEY_MISSING"
-        ),
-        "lifecycle/read-after-shutdown-is-provider-not-ready": (
-            "0.1.0 gives reason ERROR (error kind AlreadyClosed), not PROVIDER_NOT_READY"
+            "0.1.0 serves the default with reason DEFAULT and no error, not FLAG_NOT_FOUND"
         ),
         **dict.fromkeys(
             (
@@ -118,6 +109,7 @@ def evaluate(made: Fireweave, body: Json) -> Json:
         "variant": decision.variant,
         "reason": str(getattr(decision.reason, "value", decision.reason)),
         "errorKind": None if kind is None else str(getattr(kind, "value", kind)),
+        "errorCode": decision.error_code,
         "errorMessage": decision.error_message,
         "payload": None if payload is None else json.loads(str(payload)),
         "metadata": metadata,

@@ -12,7 +12,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -121,10 +121,46 @@ class TestTheReferenceAdapter:
     def test_listing_needs_no_adapter_to_answer(self) -> None:
         done = kit("--adapter", "http://127.0.0.1:1", "--list", "--area", "lifecycle")
         assert done.returncode == 0
-        assert done.stdout.splitlines()[0].startswith("lifecycle/read-after-shutdown: ")
+        assert done.stdout.splitlines()[0].startswith("lifecycle/read-after-shutdown (runtime): ")
 
 
 class TestMistakes:
+    @pytest.mark.parametrize(
+        ("args", "said"),
+        [
+            (["--case", "reads/nope"], "--case/--area selected no case"),
+            (["--contracts", "tests", "--junit", "x.xml"], "--contracts runs the fixtures alone"),
+            (["--contracts-report", "x.json"], "--contracts-report needs --contracts"),
+        ],
+    )
+    def test_options_that_select_nothing_or_do_not_apply_are_one_line(
+        self, args: list[str], said: str
+    ) -> None:
+        done = kit("--adapter", "http://127.0.0.1:1", *args)
+        assert done.returncode == 2
+        assert done.stderr.count("\n") == 1
+        assert said in done.stderr
+
+    def test_a_stub_url_where_no_stub_answers_is_one_line(self, fireweave_adapter: str) -> None:
+        done = kit("--adapter", fireweave_adapter, "--stub", "http://127.0.0.1:1")
+        assert (done.returncode, done.stderr.count("\n")) == (2, 1)
+        assert "--stub http://127.0.0.1:1: no svc-stub answers there" in done.stderr
+
+    def test_an_adapter_that_answers_html_is_one_line(self, tmp_path: Path) -> None:
+        (tmp_path / "index.html").write_text("<html>not an adapter</html>")
+        server = ThreadingHTTPServer(
+            ("127.0.0.1", 0),
+            lambda *a: SimpleHTTPRequestHandler(*a, directory=str(tmp_path)),
+        )
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            done = kit("--adapter", f"http://127.0.0.1:{server.server_address[1]}")
+        finally:
+            server.shutdown()
+            server.server_close()
+        assert (done.returncode, done.stderr.count("\n")) == (2, 1)
+        assert "GET /: the adapter's answer is not JSON" in done.stderr
+
     def test_an_unreachable_adapter_is_one_line(self) -> None:
         done = kit("--adapter", "http://127.0.0.1:1")
         assert done.returncode == 2
@@ -161,13 +197,14 @@ class WrongClient:
 
     def call(self, path: str, body: Json) -> Json:
         key = "svc_org_not-for-runtime" if "sends an org key" in self.sins else self.api_key
+        timeout = 0.3 if "short timeout" in self.sins else 2
         request = urllib.request.Request(
             self.api_url + path,
             data=json.dumps(body).encode(),
             headers={"Authorization": f"Bearer {key}"},
         )
         try:
-            with urllib.request.urlopen(request, timeout=2) as answer:
+            with urllib.request.urlopen(request, timeout=timeout) as answer:
                 parsed: Json = json.load(answer)
                 return parsed
         except urllib.error.HTTPError as exc:
@@ -198,6 +235,8 @@ class WrongClient:
                 error = exc
         if "raises" in self.sins:
             return {"raised": f"HTTPError: {error}"}
+        if "zero on failure" in self.sins:
+            return {"value": type(body["default"])(), "reason": None, "errorKind": None}
         message = f"failed with {self.api_key}" if "leaks the key" in self.sins else "failed"
         return {
             "value": body["default"],
@@ -224,7 +263,9 @@ class WrongClient:
         return {"ok": True}
 
 
-def serve_wrong_adapter(sins: set[str], capabilities: list[str]) -> tuple[ThreadingHTTPServer, str]:
+def serve_wrong_adapter(
+    sins: set[str], capabilities: list[str], expected: Json | None = None
+) -> tuple[ThreadingHTTPServer, str]:
     clients: dict[str, WrongClient] = {}
 
     class Handler(BaseHTTPRequestHandler):
@@ -270,7 +311,7 @@ def serve_wrong_adapter(sins: set[str], capabilities: list[str]) -> tuple[Thread
 
 def verdicts(stub: SpawnedStub, sins: set[str], names: list[str], **run: Any) -> dict[str, Result]:
     capabilities = run.pop("capabilities", ["evaluate", "register", "exposures", "shutdown"])
-    server, url = serve_wrong_adapter(sins, capabilities)
+    server, url = serve_wrong_adapter(sins, capabilities, run.pop("expected", None))
     try:
         adapter = Adapter(url)
         kit_run = Run(stub.url, adapter, adapter.info(), **run)
@@ -290,6 +331,30 @@ class TestTheKitCatchesAWrongClient:
         assert one.verdict == "FAIL"
         assert "wire: 1 evaluate request(s) expected, 2 sent" in one.problems
 
+    def test_the_zero_value_with_no_error_on_a_failure_fails(self, kit_stub: SpawnedStub) -> None:
+        one = verdicts(kit_stub, {"zero on failure"}, ["faults/evaluate-500"])[
+            "faults/evaluate-500"
+        ]
+        assert one.verdict == "FAIL"
+        assert one.problems[:2] == (
+            'steps[0] evaluate.value: expected "caller-default", got ""',
+            "steps[0] evaluate.errorKind: expected a value (not null), got null",
+        )
+
+    def test_a_retry_after_a_timeout_is_seen_though_the_stub_was_still_delaying(
+        self, kit_stub: SpawnedStub
+    ) -> None:
+        case = "faults/evaluate-slower-than-the-timeout"
+        one = verdicts(kit_stub, {"retries evaluate", "short timeout"}, [case])[case]
+        assert "wire: 1 evaluate request(s) expected, 2 sent" in one.problems
+
+    def test_a_declared_failure_never_hides_a_throw(self, kit_stub: SpawnedStub) -> None:
+        case = "faults/evaluate-401"
+        expected = {case: "we know"}
+        one = verdicts(kit_stub, {"raises"}, [case], expected=expected)[case]
+        assert one.verdict == "FAIL"
+        assert one.problems[0].startswith("steps[0] evaluate: raised HTTPError")
+
     def test_a_read_that_raises_fails(self, kit_stub: SpawnedStub) -> None:
         one = verdicts(kit_stub, {"raises"}, ["faults/evaluate-401"])["faults/evaluate-401"]
         assert one.verdict == "FAIL"
@@ -303,7 +368,10 @@ class TestTheKitCatchesAWrongClient:
     def test_an_exposure_sent_by_a_plain_read_fails(self, kit_stub: SpawnedStub) -> None:
         case = "reads/a-plain-read-sends-no-exposure"
         one = verdicts(kit_stub, {"exposes on read"}, [case])[case]
-        assert one.problems == ("wire: 0 exposures expected on the wire, 1 sent",)
+        assert one.problems == (
+            "wire: 0 capture request(s) expected, 1 sent",
+            "wire: 0 exposures expected on the wire, 1 sent",
+        )
 
     def test_duplicates_sent_twice_and_a_register_never_retried_fail(
         self, kit_stub: SpawnedStub
@@ -449,6 +517,16 @@ class TestContractFixtures:
                 {"expect": {"flagMetadata": {"fireweave.reasonCode": "condition_match"}}},
                 "expect.flagMetadata.fireweave.reasonCode: only a vendor-shaped backend reports it",
             ),
+            (
+                {
+                    "given": {
+                        "fault": {"mode": "httpStatus", "status": 500, "applyTo": "definitions"}
+                    }
+                },
+                "given.fault.applyTo: 'definitions' is not a route it calls",
+            ),
+            ({"when": {"domain": "x"}}, "when.domain: not an argument the protocol carries"),
+            ({"schemaVersion": 2}, "schemaVersion: 2 (this kit reads 1)"),
         ],
     )
     def test_what_the_stub_cannot_express_is_a_skip_that_names_it_never_a_pass(
@@ -458,10 +536,54 @@ class TestContractFixtures:
 
         fixture = json.loads((CONTRACTS / "agreed" / "fault-backend-503.json").read_text())
         for section, values in change.items():
-            fixture[section] = {**fixture[section], **values}
+            merged = {**fixture[section], **values} if isinstance(values, dict) else values
+            fixture[section] = merged
         (tmp_path / "one.json").write_text(json.dumps(fixture))
         (contract,) = load_contracts(tmp_path)
         assert (contract.case, contract.skipped) == (None, skip)
+
+    @pytest.mark.parametrize(
+        ("change", "armed"),
+        [
+            ({"mode": "httpStatus", "status": 500, "body": "<html>"},
+             {"mode": "status", "status": 500, "body": "<html>", "applyTo": "evaluate"}),
+            ({"mode": "invalidJson", "body": "{x", "status": 503},
+             {"mode": "invalid_json", "body": "{x", "status": 503, "applyTo": "evaluate"}),
+            ({"mode": "httpStatus", "status": 429},
+             {"mode": "429", "applyTo": "evaluate"}),
+        ],
+    )  # fmt: skip
+    def test_every_field_of_a_fault_is_armed(
+        self, tmp_path: Path, change: Json, armed: Json
+    ) -> None:
+        from stub.conformance.contracts import load_contracts
+
+        fixture = json.loads((CONTRACTS / "agreed" / "fault-backend-503.json").read_text())
+        fixture["given"]["fault"] = change
+        (tmp_path / "one.json").write_text(json.dumps(fixture))
+        (contract,) = load_contracts(tmp_path)
+        assert contract.case is not None
+        assert contract.case.fault == armed
+
+    def test_nested_context_attributes_are_sent_flat(self, tmp_path: Path) -> None:
+        from stub.conformance.contracts import load_contracts
+
+        fixture = json.loads((CONTRACTS / "agreed" / "fault-backend-503.json").read_text())
+        fixture["when"]["invocationContext"] = {"targetingKey": "u", "attributes": {"plan": "pro"}}
+        (tmp_path / "one.json").write_text(json.dumps(fixture))
+        (contract,) = load_contracts(tmp_path)
+        assert contract.case is not None
+        assert contract.case.steps[0].args["context"] == {"targetingKey": "u", "plan": "pro"}
+
+    def test_two_fixtures_with_one_id_are_refused(self, tmp_path: Path) -> None:
+        from stub.conformance.contracts import Unsupported, load_contracts
+
+        fixture = (CONTRACTS / "agreed" / "fault-backend-503.json").read_text()
+        (tmp_path / "a").mkdir()
+        (tmp_path / "a" / "one.json").write_text(fixture)
+        (tmp_path / "b.json").write_text(fixture)
+        with pytest.raises(Unsupported, match=r"fixture id 'fault-backend-503' is also "):
+            load_contracts(tmp_path)
 
     def test_json_that_is_not_a_fixture_is_left_alone(self, tmp_path: Path) -> None:
         from stub.conformance.contracts import load_contracts

@@ -180,6 +180,32 @@ class TestCheckingAClientLibrarySection:
         assert printed[0] == shown[0]
         assert printed[-1] == shown[-1]
 
+    def test_the_minimal_adapter_runs_and_passes_the_read_cases(self) -> None:
+        """Saved where the README says and run as it says (on a free port), then checked."""
+        section = README.read_text(encoding="utf-8")
+        section = section[section.index("\n## Checking a client library\n") :]
+        (example,) = re.findall(r"```python\n(.*?)```", section[: section.index("\n## ", 5)], re.S)
+        adapter = README.parent / "adapters" / "reads_only.py"
+        adapter.write_text(example, encoding="utf-8")
+        process = subprocess.Popen(
+            [sys.executable, str(adapter), "--port", "0"], stdout=subprocess.PIPE, text=True
+        )
+        try:
+            assert process.stdout is not None
+            url = process.stdout.readline().removeprefix("adapter listening on ").strip()
+            done = subprocess.run(
+                [sys.executable, "-m", "stub", "conformance", "--adapter", url,
+                 "--case", "reads/*-reads*", "--case", "faults/*"],
+                capture_output=True, text=True, timeout=120, check=False,
+            )  # fmt: skip
+        finally:
+            process.terminate()
+            process.wait(5)
+            process.stdout and process.stdout.close()
+            adapter.unlink()
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert done.stdout.splitlines()[-1] == "17 passed, 0 failed"
+
 
 def free_port() -> int:
     with socket.socket() as probe:

@@ -19,7 +19,14 @@ from stub.conformance.contracts import (
     run_contracts,
 )
 from stub.conformance.protocol import Adapter, AdapterError
-from stub.conformance.runner import Run, has_namespaces, junit_xml, run_cases, summary
+from stub.conformance.runner import (
+    Run,
+    has_health,
+    has_namespaces,
+    junit_xml,
+    run_cases,
+    summary,
+)
 from stub.testing.process import StubProcess, StubStartError
 
 
@@ -41,6 +48,14 @@ from stub.testing.process import StubProcess, StubStartError
 @click.option("--junit", "junit_path", type=click.Path(path_type=Path), help="Write JUnit XML.")
 @click.option("--list", "list_only", is_flag=True, help="List the cases and exit.")
 @click.option(
+    "--adapter-timeout",
+    "timeout_s",
+    default=10.0,
+    show_default=True,
+    type=click.FloatRange(min=0.1),
+    help="Seconds the adapter may take over one call before the case fails.",
+)
+@click.option(
     "--contracts",
     "contracts_dir",
     type=click.Path(path_type=Path),
@@ -61,31 +76,40 @@ def command(
     strict: bool,
     junit_path: Path | None,
     list_only: bool,
+    timeout_s: float,
     contracts_dir: Path | None,
     report_path: Path | None,
 ) -> None:
     """Check a client library on the wire, through its adapter, against the stub."""
     if contracts_dir is not None:
-        sys.exit(_contracts(adapter_url, stub_url, contracts_dir, parallel, report_path))
+        kit_only = {"--case": names, "--area": areas, "--strict": strict, "--junit": junit_path,
+                    "--list": list_only}  # fmt: skip
+        given = [option for option, value in kit_only.items() if value]
+        if given:
+            raise click.UsageError(
+                f"--contracts runs the fixtures alone: {given[0]} does not apply"
+            )
+        sys.exit(_contracts(adapter_url, stub_url, contracts_dir, parallel, report_path, timeout_s))
+    if report_path is not None:
+        raise click.UsageError("--contracts-report needs --contracts")
     cases = load_cases(names, areas)
+    if not cases:
+        raise click.UsageError("--case/--area selected no case (svc-stub conformance --list)")
     if list_only:
         for case in cases:
-            click.echo(f"{case.id}: {case.description}")
+            click.echo(f"{case.id} ({case.plane}): {case.description}")
         return
-    adapter = Adapter(adapter_url)
+    adapter = Adapter(adapter_url, timeout_s)
     info = adapter.info()
     cases = [case for case in cases if case.plane == info.plane]  # the routes its client calls
-    click.echo(f"conformance: {len(cases)} cases against {info.name} ({info.language})")
-    if stub_url is not None:
-        failed = _run(
-            Run(stub_url.rstrip("/"), adapter, info, strict, has_namespaces(stub_url)),
-            cases,
-            parallel,
-            junit_path,
+    if not cases:
+        raise click.UsageError(
+            f"no selected case is for the {info.plane} plane the adapter declares"
         )
-    else:
-        with StubProcess.start() as stub:
-            failed = _run(Run(stub.url, adapter, info, strict), cases, parallel, junit_path)
+    click.echo(f"conformance: {len(cases)} cases against {info.name} ({info.language})")
+    with _stub(stub_url) as url:
+        run = Run(url, adapter, info, strict, has_namespaces(url))
+        failed = _run(run, cases, parallel, junit_path)
     sys.exit(1 if failed else 0)
 
 
@@ -98,11 +122,21 @@ def _run(run: Run, cases: list[Case], parallel: int, junit_path: Path | None) ->
 
 
 def _contracts(
-    adapter_url: str, stub_url: str | None, directory: Path, parallel: int, report: Path | None
+    adapter_url: str,
+    stub_url: str | None,
+    directory: Path,
+    parallel: int,
+    report: Path | None,
+    timeout_s: float,
 ) -> int:
     contracts = load_contracts(directory)
-    adapter = Adapter(adapter_url)
+    adapter = Adapter(adapter_url, timeout_s)
     info = adapter.info()
+    if info.plane != "runtime":
+        raise click.UsageError(
+            f"the contract fixtures are for the service's runtime clients; the adapter "
+            f"declares the {info.plane} plane"
+        )
     fixtures = len({contract.fixture_id for contract in contracts})
     click.echo(
         f"contracts: {fixtures} fixtures ({len(contracts)} cases) from {directory} "
@@ -120,9 +154,12 @@ def _contracts(
 
 @contextmanager
 def _stub(url: str | None) -> Iterator[str]:
-    """The stub to run against: the one given, or one started for the run."""
+    """The stub to run against: the one given (which must answer), or one started for it."""
     if url is not None:
-        yield url.rstrip("/")
+        url = url.rstrip("/")
+        if not has_health(url):
+            raise AdapterError(f"--stub {url}: no svc-stub answers there")
+        yield url
         return
     with StubProcess.start() as stub:
         yield stub.url

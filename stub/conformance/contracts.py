@@ -28,7 +28,9 @@ _TYPES = {"boolean": "boolean", "string": "string", "integer": "number", "float"
           "object": "object"}  # fmt: skip
 _FLAG_FIELDS = {"type", "enabled", "variant", "value", "payload", "metadata", "matchAttribute",
                 "matchTargetingKey", "reason", "fireweaveReason"}  # fmt: skip
-_METADATA_SERVED = {"fireweave.flagVersion", "fireweave.errorKind", "fireweave.quotaLimited"}
+_METADATA_SERVED = {
+    "fireweave.flagVersion", "fireweave.errorKind", "fireweave.quotaLimited", "fireweave.payload",
+}  # fmt: skip
 """What a runtime client's flag metadata can hold from a stub answer (the rest, such as a vendor
 flag id or reason code, only a vendor-shaped backend reports)."""
 _CONFIG_OPTIONS = {"featureFlagsRequestTimeoutMs": "timeoutMs",
@@ -64,17 +66,43 @@ def load_contracts(directory: Path) -> list[Contract]:
     if not directory.is_dir():
         raise Unsupported(f"--contracts: {directory} is not a directory")
     contracts: list[Contract] = []
+    homes: dict[str, Path] = {}
     for path in sorted(directory.rglob("*.json")):
-        document = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(document, dict) and "schemaVersion" in document:  # else not a fixture
-            contracts += _contracts(path, document)
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise Unsupported(f"{path}: not JSON ({exc})") from None
+        if not _is_fixture(document):  # an error table, a schema: not for the kit
+            continue
+        fixture_id = str(document.get("id", path.stem))
+        if fixture_id in homes:
+            raise Unsupported(f"{path}: fixture id {fixture_id!r} is also {homes[fixture_id]}")
+        homes[fixture_id] = path
+        contracts += _contracts(path, document)
     return contracts
+
+
+def _is_fixture(document: object) -> bool:
+    return (
+        isinstance(document, dict)
+        and "schemaVersion" in document
+        and "suite" in document
+        and ("when" in document or "cases" in document)
+    )
+
+
+_FIXTURE_KEYS = {"schemaVersion", "id", "suite", "description", "tags", "provisional", "given",
+                 "when", "expect", "cases", "compatibility", "limitations"}  # fmt: skip
+_CASE_KEYS = {"name", "given", "when", "expect"}
 
 
 def _contracts(path: Path, document: Json) -> Iterator[Contract]:
     fixture_id = str(document.get("id", path.stem))
     compatibility = dict(document.get("compatibility", {}))
     if "cases" in document:
+        names = [case.get("name") for case in document["cases"]]
+        if len(set(names)) != len(names):
+            raise Unsupported(f"{path}: two cases share a name")
         for case in document["cases"]:
             given = {**document.get("given", {}), **case.get("given", {})}
             yield _contract(
@@ -99,12 +127,20 @@ def _contract(
         dict(document.get("limitations", {})),
     )
     try:
-        return made(_case(contract_id, description, suite, given, body), None)
+        return made(_case(contract_id, description, suite, given, body, document), None)
     except Unsupported as exc:
         return made(None, str(exc))
 
 
-def _case(fixture_id: str, description: str, suite: str, given: Json, body: Json) -> Case:
+def _case(
+    fixture_id: str, description: str, suite: str, given: Json, body: Json, document: Json
+) -> Case:
+    if document.get("schemaVersion") != 1:
+        raise Unsupported(f"schemaVersion: {document.get('schemaVersion')!r} (this kit reads 1)")
+    for key in sorted(set(document) - _FIXTURE_KEYS):
+        raise Unsupported(f"{key}: not a key of the fixture format")
+    for key in sorted(set(body) - _CASE_KEYS) if body is not document else ():
+        raise Unsupported(f"cases[].{key}: not a key of the fixture format")
     if suite in _CLIENT_SIDE_SUITES:
         raise Unsupported(f"client-side: {_CLIENT_SIDE_SUITES[suite]}")
     when, expect = body.get("when", {}), body.get("expect", {})
@@ -166,12 +202,24 @@ def _client(config: Json) -> tuple[Json, bool]:
     for key, value in config.items():
         if key in _CONFIG_OPTIONS:
             options[_CONFIG_OPTIONS[key]] = value
-        elif key == "projectApiKey" and value is None:
-            client["apiKey"] = None
-        elif key != "projectApiKey":
+        elif key == "projectApiKey":  # the client gets it, so messages are checked against it
+            client["apiKey"] = value
+        else:
             raise Unsupported(f"given.config.{key}: not an option the adapter protocol carries")
     client["options"] = options
     return client, False
+
+
+_FAULT_KEYS = {
+    "httpStatus": {"status", "body"},
+    "invalidJson": {"body", "status"},
+    "delay": {"delayMs"},
+    "quotaLimited": {"quotaLimited"},
+    "networkError": {"error"},
+    "offline": set(),
+}
+"""What each of the fixtures' fault modes may carry (besides `mode` and `applyTo`): anything
+else has no equivalent on the stub, and makes the fixture a skip that names it."""
 
 
 def _fault(fault: Json | None) -> tuple[Json | None, bool]:
@@ -179,31 +227,44 @@ def _fault(fault: Json | None) -> tuple[Json | None, bool]:
     if fault is None:
         return None, False
     mode = fault.get("mode")
-    apply_to = fault.get("applyTo", "evaluate")
+    if mode not in _FAULT_KEYS:
+        raise Unsupported(f"given.fault.mode: {mode!r} has no equivalent on the stub")
+    for key in sorted(set(fault) - _FAULT_KEYS[mode] - {"mode", "applyTo"}):
+        raise Unsupported(f"given.fault.{key}: has no equivalent on the stub for {mode!r}")
+    if "applyTo" in fault:  # a remote runtime client calls evaluate, never the definitions poll
+        raise Unsupported(f"given.fault.applyTo: {fault['applyTo']!r} is not a route it calls")
     if mode == "offline":
         return None, True
+    if mode == "networkError" and fault.get("error") != "connection_reset":
+        raise Unsupported(f"given.fault.error: {fault.get('error')!r} has no equivalent")
+    armed = _armed(mode, fault)
+    return {**armed, "applyTo": "evaluate"}, False
+
+
+def _armed(mode: str, fault: Json) -> Json:
     if mode == "httpStatus":
         status = fault.get("status")
-        armed: Json = {"mode": str(status)} if status in (401, 429, 500) else {
+        if "body" in fault:
+            return {"mode": "status", "status": status, "body": fault["body"]}
+        return {"mode": str(status)} if status in (401, 429, 500) else {
             "mode": "status", "status": status}  # fmt: skip
-    elif mode == "invalidJson":
-        armed = {"mode": "invalid_json", **({"body": fault["body"]} if "body" in fault else {})}
-    elif mode == "delay":
-        armed = {"mode": "delay", "delayMs": fault.get("delayMs")}
-    elif mode == "quotaLimited":
-        armed = {"mode": "quota_limited"}
-    elif mode == "networkError" and fault.get("error") == "connection_reset":
-        armed = {"mode": "reset"}
-    else:
-        raise Unsupported(f"given.fault.mode: {mode!r} has no equivalent on the stub")
-    known = {"mode", "status", "body", "delayMs", "quotaLimited", "error", "applyTo"}
-    unknown = sorted(set(fault) - known)
-    if unknown:
-        raise Unsupported(f"given.fault.{unknown[0]}: has no equivalent on the stub")
-    return {**armed, "applyTo": apply_to}, False
+    if mode == "invalidJson":
+        armed: Json = {"mode": "invalid_json"}
+        armed.update({key: fault[key] for key in ("body", "status") if key in fault})
+        return armed
+    if mode == "delay":
+        return {"mode": "delay", "delayMs": fault.get("delayMs")}
+    if mode == "quotaLimited":
+        return {"mode": "quota_limited"}
+    return {"mode": "reset"}
+
+
+_WHEN_KEYS = {"operation", "flagKey", "flagType", "defaultValue", "invocationContext", "options"}
 
 
 def _evaluate(when: Json) -> Json:
+    for key in sorted(set(when) - _WHEN_KEYS):
+        raise Unsupported(f"when.{key}: not an argument the protocol carries")
     unknown = sorted(set(when.get("options", {})) - {"includePayload"})
     if unknown:
         raise Unsupported(f"when.options.{unknown[0]}: not an argument the protocol carries")
@@ -211,9 +272,22 @@ def _evaluate(when: Json) -> Json:
         "flagKey": when.get("flagKey"),
         "type": str(when.get("flagType", "")).lower(),
         "default": when.get("defaultValue"),
-        "context": when.get("invocationContext") or {},
+        "context": _flat_context(when.get("invocationContext") or {}),
         "includePayload": bool(when.get("options", {}).get("includePayload", False)),
     }
+
+
+def _flat_context(context: Json) -> Json:
+    """The protocol's context is flat (`targetingKey` and attributes side by side); fixtures
+    may nest the attributes under `attributes`."""
+    flat = {key: value for key, value in context.items() if key != "attributes"}
+    nested = context.get("attributes") or {}
+    if not isinstance(nested, dict):
+        raise Unsupported("when.invocationContext.attributes: not a mapping")
+    clash = sorted(set(flat) & set(nested))
+    if clash:
+        raise Unsupported(f"when.invocationContext.attributes.{clash[0]}: also given outside")
+    return {**flat, **nested}
 
 
 def _expect(expect: Json) -> Json:

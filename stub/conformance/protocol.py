@@ -74,7 +74,7 @@ class AdapterInfo(NamedTuple):
 class Adapter:
     """A client of one adapter service."""
 
-    def __init__(self, url: str, timeout_s: float = 30) -> None:
+    def __init__(self, url: str, timeout_s: float = 10) -> None:
         self.url = url.rstrip("/")
         self._timeout_s = timeout_s
 
@@ -123,12 +123,19 @@ class Adapter:
                 parsed = json.load(answer)
         except urllib.error.HTTPError as exc:
             with exc:
-                said = exc.read().decode(errors="replace")[:300]
+                kind = exc.headers.get_content_type()
             raise AdapterError(
-                f"{method} {path}: the adapter answered {exc.code}: {said}"
+                f"{method} {path}: the adapter answered {exc.code} ({kind})"
             ) from None
-        except (OSError, ValueError) as exc:
-            raise AdapterError(f"{method} {path}: {exc}") from None
+        except TimeoutError:
+            raise AdapterError(
+                f"{method} {path}: no answer within {self._timeout_s:g} s (--adapter-timeout)"
+            ) from None
+        except ValueError:
+            raise AdapterError(f"{method} {path}: the adapter's answer is not JSON") from None
+        except OSError as exc:
+            reason = getattr(exc, "reason", None) or exc
+            raise AdapterError(f"{method} {path}: {self.url}: {reason}") from None
         if not isinstance(parsed, dict):
             raise AdapterError(f"{method} {path}: the adapter answered {type(parsed).__name__}")
         return parsed

@@ -28,7 +28,9 @@ BROWSER_KEY = "svc_public_conformance-SECRET-5f1c"
 """What a browser client (capability `browser`) is given instead: a key of the browser family."""
 SECRET = "SECRET-5f1c"
 WIRE_WAIT_MS = 5000
-"""The longest a case waits for the stub to finish requests its client stopped waiting for."""
+"""The longest a case waits for requests it expects to be recorded."""
+DELAY_MARGIN_MS = 500
+"""Beyond a delay fault's delay: time for a request it held back to end and be recorded."""
 
 
 class Result(NamedTuple):
@@ -45,6 +47,7 @@ class Result(NamedTuple):
 
     def line(self) -> str:
         detail = f": {self.case.description}: " + "; ".join(self.problems) if self.problems else ""
+        detail = _text(detail, limit=2000)
         return f"{self.verdict:<5} {self.case.id} ({self.duration_s:.2f} s){detail}"
 
 
@@ -76,19 +79,32 @@ def run_case(run: Run, case: Case) -> Result:
     missing = sorted(case.needs - run.info.capabilities)
     if missing:
         return Result(case, "SKIP", (f"the adapter lacks {', '.join(missing)}",), 0.0)
+    judged = _Judged()
     try:
-        problems, warnings = _judge(run, case)
+        _judge(run, case, judged)
     except AdapterError as exc:
-        problems, warnings = [f"adapter error: {exc}"], []
-    return _verdict(run, case, problems, warnings, time.perf_counter() - started)
+        judged.hard.append(f"adapter error: {exc}")
+    return _verdict(run, case, judged, time.perf_counter() - started)
 
 
-def _verdict(
-    run: Run, case: Case, problems: list[str], warnings: list[str], duration_s: float
-) -> Result:
+class _Judged:
+    """What a case found: field mismatches (`problems`), open questions answered otherwise
+    (`warnings`), and `hard` failures no declared expected failure may absorb: a throw, a
+    leaked key, the adapter or the stub failing."""
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+        self.warnings: list[str] = []
+        self.hard: list[str] = []
+
+
+def _verdict(run: Run, case: Case, judged: _Judged, duration_s: float) -> Result:
+    problems, warnings = judged.problems, judged.warnings
     if run.strict:
         problems, warnings = problems + warnings, []
     declared = run.info.expected_failures.get(case.id)
+    if judged.hard:
+        return Result(case, "FAIL", tuple(judged.hard + problems + warnings), duration_s)
     if declared is not None:
         if problems:
             return Result(case, "XFAIL", (declared, *problems), duration_s)
@@ -98,15 +114,16 @@ def _verdict(
     return Result(case, "WARN" if warnings else "PASS", tuple(warnings), duration_s)
 
 
-def _judge(run: Run, case: Case) -> tuple[list[str], list[str]]:
-    problems: list[str] = []
-    warnings: list[str] = []
+def _judge(run: Run, case: Case, judged: _Judged) -> None:
+    problems = judged.problems
     with _case_stub(run, case) as control:
         api_url = case.client.get("apiUrl") or (_nowhere() if case.offline else control.url)
         default_key = BROWSER_KEY if "browser" in run.info.capabilities else API_KEY
         api_key = case.client.get("apiKey", default_key)
         created = run.adapter.create_client(api_url, api_key, case.client.get("options", {}))
         answers: list[Json] = [created]
+        if "error" not in created and "id" not in created:
+            raise AdapterError(f"POST /clients: answered neither an id nor an error: {created}")
         if "error" in created:
             if case.create is None:
                 problems.append(f"create: the client could not be made: {created['error']}")
@@ -114,6 +131,7 @@ def _judge(run: Run, case: Case) -> tuple[list[str], list[str]]:
                 problems += _compare("create", created["error"], case.create)
         else:
             client_id = str(created["id"])
+            adapter_failed = False
             try:
                 if case.create is not None:
                     wanted = json.dumps(case.create)
@@ -121,28 +139,28 @@ def _judge(run: Run, case: Case) -> tuple[list[str], list[str]]:
                         f"create: expected a refusal with {wanted}, the client was made"
                     )
                 else:
-                    problems += _steps(run.adapter, client_id, case, answers, warnings)
-                    problems += _wire(control, case.wire)
+                    _steps(run.adapter, client_id, case, answers, judged)
+                    problems += _wire(control, case)
+            except AdapterError:
+                adapter_failed = True  # (a hung adapter would hang the shutdown call too)
+                raise
             finally:
-                _close(run.adapter, client_id, case)
-        problems += _no_secret(answers, api_key)
-    return problems, warnings
+                _close(run.adapter, client_id, case, shut_down=adapter_failed)
+        judged.hard += _no_secret(answers, api_key)
 
 
 def _steps(
-    adapter: Adapter, client_id: str, case: Case, answers: list[Json], warnings: list[str]
-) -> list[str]:
-    problems = []
+    adapter: Adapter, client_id: str, case: Case, answers: list[Json], judged: _Judged
+) -> None:
     for index, step in enumerate(case.steps):
         answer = adapter.command(client_id, step.call, step.args)
         answers.append(answer)
         if step.call == "evaluate":
             answer = _derived(answer)
         label = f"steps[{index}] {step.call}"
-        problems += _never_raises(label, step, answer)
-        problems += _compare(label, answer, step.expect)
-        warnings += _compare(label, answer, step.measured, measured=True)
-    return problems
+        judged.hard += _never_raises(label, step, answer)
+        judged.problems += _compare(label, answer, step.expect)
+        judged.warnings += _compare(label, answer, step.measured, measured=True)
 
 
 VOLATILE = ("requestId", "durationMs", "timestamp", "traceId", "spanId")
@@ -151,14 +169,16 @@ VOLATILE = ("requestId", "durationMs", "timestamp", "traceId", "spanId")
 
 def _derived(answer: Json) -> Json:
     """An evaluate answer with what follows from it: the OpenFeature `errorCode` of its error
-    kind (unless the adapter gave one), and its metadata without volatile keys."""
+    kind (unless the library gave one), and its metadata without volatile keys."""
     derived = dict(answer)
-    if "errorCode" not in derived:
+    if derived.get("errorCode") is None:
         derived["errorCode"] = ERROR_CODES.get(str(answer.get("errorKind")))
     metadata = answer.get("metadata")
-    if isinstance(metadata, dict):
+    if isinstance(metadata, dict):  # volatile keys, and the stub's own alias of the version
         derived["metadata"] = {
-            key: value for key, value in metadata.items() if not key.endswith(VOLATILE)
+            key: value
+            for key, value in metadata.items()
+            if not key.endswith(VOLATILE) and not key.startswith("svc.")
         }
     return derived
 
@@ -167,7 +187,7 @@ def _never_raises(label: str, step: Step, answer: Json) -> list[str]:
     """No call of the surface throws: reads return the default, register returns ok=false,
     shutdown swallows its errors."""
     raised = answer.get("raised")
-    return [f"{label}: raised {raised} (it must return, never throw)"] if raised else []
+    return [f"{label}: raised {_text(raised)} (it must return, never throw)"] if raised else []
 
 
 def _compare(label: str, got: Json, wanted: Json, *, measured: bool = False) -> list[str]:
@@ -178,6 +198,13 @@ def _compare(label: str, got: Json, wanted: Json, *, measured: bool = False) -> 
             message = str(got.get("errorMessage") or "")
             found += [f"{label}.errorMessage: holds {part!r}" for part in value if part in message]
             continue
+        if key == "reasonOrCode":  # the spec's reason, or OpenFeature's ERROR plus that code
+            if value not in (got.get("reason"), got.get("errorCode")):
+                found.append(
+                    f"{label}: {word} reason or errorCode {_shown(value)}, got reason "
+                    f"{_shown(got.get('reason'))} and errorCode {_shown(got.get('errorCode'))}"
+                )
+            continue
         actual = got.get(key)
         if not _equal(actual, value):
             found.append(f"{label}.{key}: {word} {_shown(value)}, got {_shown(actual)}")
@@ -185,16 +212,38 @@ def _compare(label: str, got: Json, wanted: Json, *, measured: bool = False) -> 
 
 
 def _equal(actual: Any, wanted: Any) -> bool:
-    """JSON equality (true is not 1), with `{"oneOf": [...]}` for any of several values."""
+    """JSON equality: true is not 1, but 1 is 1.0 (JSON has one number type); with
+    `{"oneOf": [...]}` for any of several values and `{"notNull": true}` for any value."""
     if isinstance(wanted, dict) and set(wanted) == {"oneOf"}:
         return any(_equal(actual, one) for one in wanted["oneOf"])
-    return json.dumps(actual, sort_keys=True) == json.dumps(wanted, sort_keys=True)
+    if isinstance(wanted, dict) and set(wanted) == {"notNull"}:
+        return actual is not None
+    if isinstance(wanted, dict) and isinstance(actual, dict):
+        return wanted.keys() == actual.keys() and all(_equal(actual[k], wanted[k]) for k in wanted)
+    if isinstance(wanted, list) and isinstance(actual, list):
+        return len(wanted) == len(actual) and all(map(_equal, actual, wanted))
+    if _is_number(wanted) and _is_number(actual):
+        return bool(actual == wanted)
+    return type(actual) is type(wanted) and bool(actual == wanted)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _shown(value: Any) -> str:
     if isinstance(value, dict) and set(value) == {"oneOf"}:
         return "one of " + ", ".join(_shown(one) for one in value["oneOf"])
-    return json.dumps(value)
+    if isinstance(value, dict) and set(value) == {"notNull"}:
+        return "a value (not null)"
+    return _text(json.dumps(value))
+
+
+def _text(value: Any, limit: int = 300) -> str:
+    """Adapter text made safe for one line of output and for XML: no control characters,
+    at most `limit` characters."""
+    cleaned = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(value))
+    return cleaned if len(cleaned) <= limit else cleaned[:limit] + "..."
 
 
 def _no_secret(answers: list[Json], api_key: str | None) -> list[str]:
@@ -204,20 +253,27 @@ def _no_secret(answers: list[Json], api_key: str | None) -> list[str]:
     return ["a message the library returned contains the API key"] if leaked else []
 
 
-def _wire(control: _Control, wanted: Json) -> list[str]:
+def _wire(control: _Control, case: Case) -> list[str]:
     """What the stub recorded in the case's namespace against what the case says."""
+    wanted = case.wire
     problems = []
-    recorded = control.get("/_test/requests")["requests"]
-    for entry in recorded:  # the key checks' verdict, as the service would give it
-        if entry.get("warning"):
-            problems.append(f"wire: {entry['method']} {entry['path']}: {entry['warning']}")
+    # The stub records a request when it ends: under a delay fault, a client that gave up (and
+    # perhaps retried) has moved on while its requests are still being delayed. Wait until
+    # every one of them can have ended, or for one more than expected, whichever is first.
+    delay_ms = int((case.fault or {}).get("delayMs", 0)) if _delays(case) else 0
     for route, count in wanted.get("requests", {}).items():
-        # A client that gave up on a slow answer has moved on; the stub records the request
-        # when it ends: wait for as many as the case expects (a few seconds at most).
-        query = f"?route={route}&min={count}&waitMs={WIRE_WAIT_MS}" if count else f"?route={route}"
+        if delay_ms:
+            query = f"?route={route}&min={count + 1}&waitMs={delay_ms + DELAY_MARGIN_MS}"
+        elif count:
+            query = f"?route={route}&min={count}&waitMs={WIRE_WAIT_MS}"
+        else:
+            query = f"?route={route}"
         sent = len(control.get("/_test/requests" + query)["requests"])
         if sent != count:
             problems.append(f"wire: {count} {route} request(s) expected, {sent} sent")
+    for entry in control.get("/_test/requests")["requests"]:  # the key checks' verdict
+        if entry.get("warning"):
+            problems.append(f"wire: {entry['method']} {entry['path']}: {entry['warning']}")
     events = control.get("/_test/events")
     sent = events["svcEvents"]
     for kind in ("exposures", "signals"):
@@ -229,6 +285,10 @@ def _wire(control: _Control, wanted: Json) -> list[str]:
     if "events" in wanted:
         problems += _wire_list("events", events["events"], wanted["events"])
     return problems
+
+
+def _delays(case: Case) -> bool:
+    return case.fault is not None and case.fault.get("mode") in ("delay", "slow_body")
 
 
 def _wire_list(kind: str, sent: list[Json], wanted: int | list[Json]) -> list[str]:
@@ -250,10 +310,11 @@ def _wire_list(kind: str, sent: list[Json], wanted: int | list[Json]) -> list[st
     return []
 
 
-def _close(adapter: Adapter, client_id: str, case: Case) -> None:
-    """Shut the client down (if no step did) and forget it; failures here are not the case's."""
+def _close(adapter: Adapter, client_id: str, case: Case, *, shut_down: bool = False) -> None:
+    """Shut the client down (unless a step did, or `shut_down` says not to try) and forget it;
+    failures here are not the case's."""
     try:
-        if not any(step.call == "shutdown" for step in case.steps):
+        if not shut_down and not any(step.call == "shutdown" for step in case.steps):
             adapter.command(client_id, "shutdown", {})
         adapter.delete_client(client_id)
     except AdapterError:
@@ -296,6 +357,9 @@ class _Control:
             with exc:
                 said = exc.read().decode(errors="replace")[:300]
             raise AdapterError(f"the stub refused {method} {path}: {exc.code} {said}") from None
+        except (OSError, ValueError) as exc:
+            reason = getattr(exc, "reason", None) or exc
+            raise AdapterError(f"the stub at {self.url}: {method} {path}: {reason}") from None
 
 
 @contextmanager
@@ -325,6 +389,13 @@ def _case_stub(run: Run, case: Case) -> Iterator[_Control]:
         stub.delete(f"/_test/namespaces/{name}")
 
 
+def has_health(stub_url: str) -> bool:
+    try:
+        return _Control(stub_url).get("/health").get("ok") is True
+    except AdapterError:
+        return False
+
+
 def has_namespaces(stub_url: str) -> bool:
     try:
         _Control(stub_url).get("/_test/namespaces")
@@ -339,6 +410,7 @@ def junit_xml(results: Sequence[Result], adapter_name: str) -> bytes:
         name=f"svc-stub conformance: {adapter_name}",
         tests=str(len(results)),
         failures=str(sum(result.failed for result in results)),
+        errors="0",
         skipped=str(sum(result.verdict in ("SKIP", "XFAIL") for result in results)),
         time=f"{sum(result.duration_s for result in results):.3f}",
     )
@@ -350,7 +422,7 @@ def junit_xml(results: Sequence[Result], adapter_name: str) -> bytes:
             name=result.case.name,
             time=f"{result.duration_s:.3f}",
         )
-        message = "; ".join(result.problems)
+        message = _text("; ".join(result.problems), limit=10_000)
         if result.failed:
             ElementTree.SubElement(case, "failure", message=result.case.description).text = message
         elif result.verdict in ("SKIP", "XFAIL"):
