@@ -253,7 +253,10 @@ class WrongClient:
             return {"ok": False}  # never retried: the rule says once more when retryable
 
     def record(self, body: Json) -> Json:
-        self.queued.append(dict(body, type="exposure"))  # no de-duplication
+        event = dict(body, type="exposure")  # no de-duplication
+        if "puts the key in events" in self.sins:
+            event["properties"] = {"apiKey": self.api_key}
+        self.queued.append(event)
         return {"ok": True}
 
     def flush(self, body: Json) -> Json:
@@ -364,6 +367,11 @@ class TestTheKitCatchesAWrongClient:
         case = "faults/secrets-absent-from-messages"
         one = verdicts(kit_stub, {"leaks the key"}, [case])[case]
         assert one.problems == ("a message the library returned contains the API key",)
+
+    def test_the_key_in_an_event_sent_fails(self, kit_stub: SpawnedStub) -> None:
+        case = "exposures/differing-exposures-are-all-sent"
+        one = verdicts(kit_stub, {"puts the key in events"}, [case])[case]
+        assert one.problems == ("an event or target the client sent contains the API key",)
 
     def test_an_exposure_sent_by_a_plain_read_fails(self, kit_stub: SpawnedStub) -> None:
         case = "reads/a-plain-read-sends-no-exposure"

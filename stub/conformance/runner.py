@@ -141,6 +141,7 @@ def _judge(run: Run, case: Case, judged: _Judged) -> None:
                 else:
                     _steps(run.adapter, client_id, case, answers, judged)
                     problems += _wire(control, case)
+                    judged.hard += _no_secret_sent(control, api_key)
             except AdapterError:
                 adapter_failed = True  # (a hung adapter would hang the shutdown call too)
                 raise
@@ -244,6 +245,14 @@ def _text(value: Any, limit: int = 300) -> str:
     at most `limit` characters."""
     cleaned = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(value))
     return cleaned if len(cleaned) <= limit else cleaned[:limit] + "..."
+
+
+def _no_secret_sent(control: _Control, api_key: str | None) -> list[str]:
+    """Nor may any event or target the client sent (the key belongs in a header only)."""
+    recorded = control.get("/_test/events")
+    sent = json.dumps([recorded["events"], recorded["svcEvents"], recorded["targets"]])
+    leaked = (api_key or API_KEY) in sent or SECRET in sent
+    return ["an event or target the client sent contains the API key"] if leaked else []
 
 
 def _no_secret(answers: list[Json], api_key: str | None) -> list[str]:
