@@ -35,14 +35,29 @@ class ConfigError(Exception):
     """A usage or configuration problem: exit 2 with one line on stderr."""
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--host", default=DEFAULT_HOST, show_default=True, help="Address to bind.")
+@click.command(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="Every option also reads the environment variable shown (several --fixtures in "
+    "SVC_STUB_FIXTURES: separated by ':'); the command line wins. The test-control plane "
+    "(/_test/...) is described in the README, 'Test-control plane', and served as OpenAPI at "
+    "GET /_test/openapi.json.",
+)
+@click.option(
+    "--host",
+    default=DEFAULT_HOST,
+    show_default=True,
+    help="Address to bind.",
+    envvar="SVC_STUB_HOST",
+    show_envvar=True,
+)
 @click.option(
     "--port",
     type=click.IntRange(0, 65535),
     default=DEFAULT_PORT,
     show_default=True,
     help="Port to bind; 0 picks a free one (read it from the ready line).",
+    envvar="SVC_STUB_PORT",
+    show_envvar=True,
 )
 @click.option(
     "--fixtures",
@@ -51,6 +66,8 @@ class ConfigError(Exception):
     type=click.Path(path_type=Path),
     help="Fixture file or directory; repeatable, a later file wins per key. "
     "Default: the set shipped with the package.",
+    envvar="SVC_STUB_FIXTURES",
+    show_envvar=True,
 )
 @click.option(
     "--api-key",
@@ -58,26 +75,38 @@ class ConfigError(Exception):
     multiple=True,
     help="Accept only this key on runtime and vendor routes; repeatable. "
     "Default: any non-empty key.",
+    envvar="SVC_STUB_API_KEY",
+    show_envvar=True,
 )
 @click.option(
     "--strict-keys",
     is_flag=True,
     help="Refuse a key sent to the wrong plane, or a browser key outside its scope (401/403), "
     "instead of serving it with an X-Svc-Stub-Warning header.",
+    envvar="SVC_STUB_STRICT_KEYS",
+    show_envvar=True,
 )
 @click.option(
     "--rate-limit",
     metavar="N/s",
     help="Requests a second each key may make on runtime and vendor routes; over it, 429 with "
     "Retry-After. Default: no limit.",
+    envvar="SVC_STUB_RATE_LIMIT",
+    show_envvar=True,
 )
 @click.option(
-    "--allow-non-loopback", is_flag=True, help="Permit a --host that is not a loopback address."
+    "--allow-non-loopback",
+    is_flag=True,
+    help="Permit a --host that is not a loopback address.",
+    envvar="SVC_STUB_ALLOW_NON_LOOPBACK",
+    show_envvar=True,
 )
 @click.option(
     "--control-token",
     help="Require 'Authorization: Bearer TOKEN' on /_test/*. "
     "Generated and printed when binding off loopback without one.",
+    envvar="SVC_STUB_CONTROL_TOKEN",
+    show_envvar=True,
 )
 @click.option(
     "--max-recorded",
@@ -85,6 +114,8 @@ class ConfigError(Exception):
     default=DEFAULT_MAX_RECORDED,
     show_default=True,
     help="Most entries kept per recorded list (events, svcEvents, targets, requests).",
+    envvar="SVC_STUB_MAX_RECORDED",
+    show_envvar=True,
 )
 @click.option(
     "--max-namespaces",
@@ -92,6 +123,8 @@ class ConfigError(Exception):
     default=DEFAULT_MAX_NAMESPACES,
     show_default=True,
     help="Named namespaces kept at once; beyond it the least recently used is evicted.",
+    envvar="SVC_STUB_MAX_NAMESPACES",
+    show_envvar=True,
 )
 @click.option(
     "--namespace-max-recorded",
@@ -99,6 +132,8 @@ class ConfigError(Exception):
     default=DEFAULT_NAMESPACE_MAX_RECORDED,
     show_default=True,
     help="Most entries kept per recorded list of each named namespace.",
+    envvar="SVC_STUB_NAMESPACE_MAX_RECORDED",
+    show_envvar=True,
 )
 @click.option(
     "--max-recorded-in-namespaces",
@@ -107,6 +142,8 @@ class ConfigError(Exception):
     show_default=True,
     help="Entries recorded by every named namespace together; beyond it the least recently "
     "used namespaces are evicted.",
+    envvar="SVC_STUB_MAX_RECORDED_IN_NAMESPACES",
+    show_envvar=True,
 )
 @click.option(
     "--max-body-bytes",
@@ -114,6 +151,8 @@ class ConfigError(Exception):
     default=DEFAULT_MAX_BODY_BYTES,
     show_default=True,
     help="Largest request body accepted, after gzip decompression; larger is a 413.",
+    envvar="SVC_STUB_MAX_BODY_BYTES",
+    show_envvar=True,
 )
 @click.option(
     "--log-level",
@@ -121,6 +160,8 @@ class ConfigError(Exception):
     default="info",
     show_default=True,
     help="'debug' adds one line per request (keys and tokens redacted).",
+    envvar="SVC_STUB_LOG_LEVEL",
+    show_envvar=True,
 )
 @click.version_option(__version__, prog_name="svc-stub")
 def command(

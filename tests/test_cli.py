@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -175,6 +177,63 @@ class TestConfigurationErrors:
         assert (result.returncode, result.stdout) == (2, "")
         assert result.stderr == (
             f"svc-stub: error: cannot listen on 127.0.0.1:{busy_port}: Address already in use\n"
+        )
+
+
+class TestEnvironment:
+    """Every option reads SVC_STUB_<OPTION>, as CI sets things; the command line wins."""
+
+    def test_help_names_every_options_variable_and_where_the_control_plane_is(self) -> None:
+        done = run_stub("--help")
+        flat = " ".join(done.stdout.split())
+        options = re.findall(r"^  (--[a-z-]+)", done.stdout, flags=re.M)
+        assert len(options) >= 14
+        for option in options:
+            if option != "--version":
+                assert f"SVC_STUB_{option[2:].upper().replace('-', '_')}" in flat, option
+        assert (
+            flat.endswith(
+                "The test-control plane (/_test/...) is described in the README, 'Test-control "
+                "plane', and served as OpenAPI at GET /_test/openapi.json. -h, --help Show this "
+                "message and exit."
+            )
+            or "served as OpenAPI at GET /_test/openapi.json." in flat.split("Options:")[-1]
+        )
+
+    def test_fixtures_and_keys_come_from_the_environment(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        first = tmp_path / "first.yaml"
+        first.write_text("flags: {a: {type: string, value: first}, b: {type: string, value: x}}")
+        second = tmp_path / "second.yaml"
+        second.write_text("flags: {a: {type: string, value: second}}")
+        monkeypatch.setenv("SVC_STUB_FIXTURES", f"{first}:{second}")
+        monkeypatch.setenv("SVC_STUB_API_KEY", "good other")
+        with spawn_stub() as stub:
+            assert evaluate(stub, "a", api_key="good")["value"] == "second"
+            assert evaluate(stub, "b", api_key="other")["value"] == "x"
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                evaluate(stub, "a", api_key="bad")
+            refused.value.close()
+            assert refused.value.code == 401
+
+    def test_the_command_line_wins_over_the_environment(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("SVC_STUB_MAX_NAMESPACES", "1")
+        with spawn_stub() as stub:
+            assert stub.get("/_test/namespaces")["max"] == 1
+        with spawn_stub("--max-namespaces", "3") as stub:
+            assert stub.get("/_test/namespaces")["max"] == 3
+
+    def test_a_bad_value_in_the_environment_is_one_line_naming_the_variable(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("SVC_STUB_PORT", "eighty")
+        done = run_stub()
+        assert (done.returncode, done.stderr.count("\n")) == (2, 1)
+        assert done.stderr.startswith(
+            "svc-stub: error: Invalid value for '--port' (env var: 'SVC_STUB_PORT'): 'eighty'"
         )
 
 
