@@ -7,7 +7,9 @@ import gc
 import logging
 import resource
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
@@ -29,6 +31,14 @@ from stub.server import ListenError, serve
 from stub.validation import FixtureError
 
 READY_LINE = "svc-stub listening on {url}"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _option(*declarations: str, **attributes: Any) -> Callable[[F], F]:
+    """A click option that also reads SVC_STUB_<OPTION> (`--max-recorded`:
+    SVC_STUB_MAX_RECORDED), as CI sets things, and names it in --help."""
+    variable = "SVC_STUB_" + declarations[0].lstrip("-").upper().replace("-", "_")
+    return click.option(*declarations, envvar=variable, show_envvar=True, **attributes)
 
 
 class ConfigError(Exception):
@@ -42,126 +52,98 @@ class ConfigError(Exception):
     "(/_test/...) is described in the README, 'Test-control plane', and served as OpenAPI at "
     "GET /_test/openapi.json.",
 )
-@click.option(
+@_option(
     "--host",
     default=DEFAULT_HOST,
     show_default=True,
     help="Address to bind.",
-    envvar="SVC_STUB_HOST",
-    show_envvar=True,
 )
-@click.option(
+@_option(
     "--port",
     type=click.IntRange(0, 65535),
     default=DEFAULT_PORT,
     show_default=True,
     help="Port to bind; 0 picks a free one (read it from the ready line).",
-    envvar="SVC_STUB_PORT",
-    show_envvar=True,
 )
-@click.option(
+@_option(
     "--fixtures",
     "fixture_paths",
     multiple=True,
     type=click.Path(path_type=Path),
     help="Fixture file or directory; repeatable, a later file wins per key. "
     "Default: the set shipped with the package.",
-    envvar="SVC_STUB_FIXTURES",
-    show_envvar=True,
 )
-@click.option(
+@_option(
     "--api-key",
     "api_keys",
     multiple=True,
     help="Accept only this key on runtime and vendor routes; repeatable. "
     "Default: any non-empty key.",
-    envvar="SVC_STUB_API_KEY",
-    show_envvar=True,
 )
-@click.option(
+@_option(
     "--strict-keys",
     is_flag=True,
     help="Refuse a key sent to the wrong plane, or a browser key outside its scope (401/403), "
     "instead of serving it with an X-Svc-Stub-Warning header.",
-    envvar="SVC_STUB_STRICT_KEYS",
-    show_envvar=True,
 )
-@click.option(
+@_option(
     "--rate-limit",
     metavar="N/s",
     help="Requests a second each key may make on runtime and vendor routes; over it, 429 with "
     "Retry-After. Default: no limit.",
-    envvar="SVC_STUB_RATE_LIMIT",
-    show_envvar=True,
 )
-@click.option(
+@_option(
     "--allow-non-loopback",
     is_flag=True,
     help="Permit a --host that is not a loopback address.",
-    envvar="SVC_STUB_ALLOW_NON_LOOPBACK",
-    show_envvar=True,
 )
-@click.option(
+@_option(
     "--control-token",
     help="Require 'Authorization: Bearer TOKEN' on /_test/*. "
     "Generated and printed when binding off loopback without one.",
-    envvar="SVC_STUB_CONTROL_TOKEN",
-    show_envvar=True,
 )
-@click.option(
+@_option(
     "--max-recorded",
     type=click.IntRange(min=1),
     default=DEFAULT_MAX_RECORDED,
     show_default=True,
     help="Most entries kept per recorded list (events, svcEvents, targets, requests).",
-    envvar="SVC_STUB_MAX_RECORDED",
-    show_envvar=True,
 )
-@click.option(
+@_option(
     "--max-namespaces",
     type=click.IntRange(min=1),
     default=DEFAULT_MAX_NAMESPACES,
     show_default=True,
     help="Named namespaces kept at once; beyond it the least recently used is evicted.",
-    envvar="SVC_STUB_MAX_NAMESPACES",
-    show_envvar=True,
 )
-@click.option(
+@_option(
     "--namespace-max-recorded",
     type=click.IntRange(min=1),
     default=DEFAULT_NAMESPACE_MAX_RECORDED,
     show_default=True,
     help="Most entries kept per recorded list of each named namespace.",
-    envvar="SVC_STUB_NAMESPACE_MAX_RECORDED",
-    show_envvar=True,
 )
-@click.option(
+@_option(
     "--max-recorded-in-namespaces",
     type=click.IntRange(min=1),
     default=DEFAULT_MAX_RECORDED_IN_NAMESPACES,
     show_default=True,
     help="Entries recorded by every named namespace together; beyond it the least recently "
     "used namespaces are evicted.",
-    envvar="SVC_STUB_MAX_RECORDED_IN_NAMESPACES",
-    show_envvar=True,
 )
-@click.option(
+@_option(
     "--max-body-bytes",
     type=click.IntRange(min=1),
     default=DEFAULT_MAX_BODY_BYTES,
     show_default=True,
     help="Largest request body accepted, after gzip decompression; larger is a 413.",
-    envvar="SVC_STUB_MAX_BODY_BYTES",
-    show_envvar=True,
 )
-@click.option(
+@_option(
     "--log-level",
     type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
     default="info",
     show_default=True,
     help="'debug' adds one line per request (keys and tokens redacted).",
-    envvar="SVC_STUB_LOG_LEVEL",
-    show_envvar=True,
 )
 @click.version_option(__version__, prog_name="svc-stub")
 def command(
