@@ -64,14 +64,21 @@ def client_route(
         fired: Fired | None = None
         status: int | None = None
         response: web.StreamResponse | None = None
+        sent_early: list[int] = []  # a fault writing its own answer records it before a byte
         try:
             fired = _fault_for(request, state, selector)
             if fired is None or fired.spec is None or selector is None:
                 response = await handler(request)
             else:
-                hit = Hit(
-                    request, selector, handler, error_body, tuple(state.served.fixtures.flags)
-                )
+                flags = tuple(state.served.fixtures.flags)
+
+                def sent(status_sent: int) -> None:
+                    if not sent_early:
+                        sent_early.append(status_sent)
+                        record = (seq, request.method, request.raw_path, name, status_sent)
+                        _record(state, generation, record, fired, started, None)
+
+                hit = Hit(request, selector, handler, error_body, flags, sent)
                 response = await _fault(hit, fired)
             status = None if isinstance(response, _NoAnswer) else response.status
             if body_broken(request):  # a fault answered before noticing: the stream is lost
@@ -92,22 +99,26 @@ def client_route(
             warning = state.key_warnings.pop(seq, None) if state.key_warnings else None
             if warning is not None:
                 _warn(request, response, warning)
-            if state.generation == generation:
-                duration_s = time.perf_counter() - started
-                state.requests.append(
-                    (
-                        seq,
-                        request.method,
-                        request.raw_path,
-                        name,
-                        status,
-                        fired,
-                        duration_s,
-                        warning,
-                    )
-                )
+            if not sent_early:  # recorded here, before aiohttp sends the answer returned
+                record = (seq, request.method, request.raw_path, name, status)
+                _record(state, generation, record, fired, started, warning)
 
     return route
+
+
+def _record(
+    state: StubState,
+    generation: int,
+    request: tuple[int, str, str, str | None, int | None],
+    fired: Fired | None,
+    started: float,
+    warning: str | None,
+) -> None:
+    """Once per request, and never into a log a reset has cleared since it began."""
+    if state.generation == generation:
+        seq, method, raw_path, name, status = request
+        duration_s = time.perf_counter() - started
+        state.requests.append((seq, method, raw_path, name, status, fired, duration_s, warning))
 
 
 WARNING_HEADER = "X-Svc-Stub-Warning"

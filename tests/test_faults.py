@@ -6,6 +6,7 @@ import asyncio
 import time
 from typing import Any
 
+import aiohttp
 import pytest
 from aiohttp.test_utils import TestClient
 
@@ -565,3 +566,42 @@ class TestArmingDocument:
         response = await client.post("/_test/fault", json={"mode": "500"})
         assert response.status == 400
         assert "at most 100 faults" in (await response.json())["message"]
+
+
+class TestReadAfterResponse:
+    """Once a client has any of an answer, its request is in /_test/requests: recorded before
+    the answer is sent, whichever fault shaped it (a fault that writes its own answer records
+    the request before its first byte)."""
+
+    @pytest.mark.parametrize(
+        "fault",
+        [
+            {"mode": "slow_body", "delayMs": 20},
+            {"mode": "truncated"},
+            {"mode": "delay", "delayMs": 5},
+            {"mode": "500"},
+            {"mode": "invalid_json"},
+            {"mode": "none"},
+        ],
+        ids=lambda fault: fault["mode"],
+    )
+    async def test_under_concurrent_requests_every_answered_request_is_already_recorded(
+        self, client: TestClient[Any, Any], fault: dict[str, Any]
+    ) -> None:
+        if fault["mode"] != "none":
+            await arm(client, **fault, applyTo="evaluate")
+
+        async def one(n: int) -> bool:
+            try:
+                async with client.post(
+                    f"/v1/flags/evaluate?n={n}", json={"targetingKey": "u"}, headers=AUTH
+                ) as answer:
+                    await answer.read()
+            except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError):
+                pass  # a cut-off answer is still an answer
+            entries = await requests_log(client)
+            return any(entry["query"] == {"n": str(n)} for entry in entries)
+
+        for _ in range(4):  # 4 rounds of 50 at once
+            seen = await asyncio.gather(*(one(n) for n in range(50)))
+            assert all(seen), f"{seen.count(False)} answered requests were not yet recorded"

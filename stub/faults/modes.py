@@ -79,6 +79,9 @@ class Hit(NamedTuple):
     """The envelope of the route's plane, for the errors a fault answers with."""
     flag_keys: tuple[str, ...] = ()
     """Every served flag key: what evaluate answers for when the request names none."""
+    sent: Callable[[int], None] = lambda status: None
+    """A fault that writes its own answer calls this before the first byte (with the status),
+    so the request is recorded before the client can have any of it."""
 
 
 FaultFunction = Callable[[Hit, FaultSpec], Awaitable[web.StreamResponse | None]]
@@ -134,6 +137,7 @@ async def truncated(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
     await _drain(hit.request)
     body = _body_bytes(spec) or _TRUNCATED_BODY
     response = _streamed(spec.status or 200, len(body))
+    hit.sent(response.status)
     await response.prepare(hit.request)
     await response.write(body[: max(1, len(body) // 2)])
     _transport(hit.request).close()  # FIN once the half is flushed; never a reset
@@ -190,6 +194,7 @@ async def slow_body(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
     pieces = min(len(body), 20)
     step = -(-len(body) // pieces)
     pause = spec.delay_ms / 1000 / pieces
+    hit.sent(response.status)
     try:
         await response.prepare(hit.request)
         for start in range(0, len(body), step):
