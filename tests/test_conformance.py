@@ -119,7 +119,7 @@ class TestTheReferenceAdapter:
         assert kit_stub.get("/_test/namespaces")["count"] == 0  # every case cleaned up
 
     def test_listing_needs_no_adapter_to_answer(self) -> None:
-        done = kit("--adapter", "http://127.0.0.1:1", "--list", "--area", "lifecycle")
+        done = kit("--list", "--area", "lifecycle")
         assert done.returncode == 0
         assert done.stdout.splitlines()[0].startswith("lifecycle/read-after-shutdown (runtime): ")
 

@@ -34,7 +34,9 @@ from stub.testing.process import StubProcess, StubStartError
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog="The adapter protocol and the cases: README, 'Checking a client library'.",
 )
-@click.option("--adapter", "adapter_url", required=True, metavar="URL", help="The adapter.")
+@click.option(
+    "--adapter", "adapter_url", metavar="URL", help="The adapter (required, but for --list)."
+)
 @click.option(
     "--stub",
     "stub_url",
@@ -68,7 +70,7 @@ from stub.testing.process import StubProcess, StubStartError
     help="With --contracts: write each fixture's id, status and message as JSON.",
 )
 def command(
-    adapter_url: str,
+    adapter_url: str | None,
     stub_url: str | None,
     names: tuple[str, ...],
     areas: tuple[str, ...],
@@ -89,6 +91,8 @@ def command(
             raise click.UsageError(
                 f"--contracts runs the fixtures alone: {given[0]} does not apply"
             )
+        if adapter_url is None:
+            raise click.UsageError("Missing option '--adapter'.")
         sys.exit(_contracts(adapter_url, stub_url, contracts_dir, parallel, report_path, timeout_s))
     if report_path is not None:
         raise click.UsageError("--contracts-report needs --contracts")
@@ -99,6 +103,8 @@ def command(
         for case in cases:
             click.echo(f"{case.id} ({case.plane}): {case.description}")
         return
+    if adapter_url is None:
+        raise click.UsageError("Missing option '--adapter'.")
     adapter = Adapter(adapter_url, timeout_s)
     info = adapter.info()
     cases = [case for case in cases if case.plane == info.plane]  # the routes its client calls
