@@ -5,6 +5,7 @@ and each step's output must match the JSON shown under it (`"..."` stands for an
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 import subprocess
@@ -83,8 +84,12 @@ def _without_address(script: str) -> str:
 
 
 def _parsed(output: str) -> Any:
+    """JSON when the step printed JSON (what the README shows under it), else the text."""
     text = output.strip()
-    return json.loads(text) if text else None
+    try:
+        return json.loads(text) if text else None
+    except ValueError:
+        return text
 
 
 def matches(actual: Any, shown: Any) -> bool:
@@ -150,6 +155,65 @@ class TestNamespacesSection:
         for step, output in checked:
             assert matches(output, step.expected), f"{step.script}\nprinted {output}"
         assert fresh_stub.get("/_test/namespaces")["count"] == 0
+
+
+class TestTheTour:
+    def test_every_step_prints_what_the_readme_shows_against_a_fresh_stub(self) -> None:
+        (block,) = shell_blocks("## A tour with curl")
+        lines = block.splitlines()
+        start, stop = lines[0], lines[-1]
+        assert start.startswith(".venv/bin/svc-stub --port 3902 &")  # checked below
+        assert stop.startswith("kill %1")
+        with spawn_stub(read_log=False) as stub:  # the tour's own stub: its first request
+            results = run("\n".join(lines[1:-1]), stub.url)
+        checked = [(step, out) for step, out in results if step.expected is not None]
+        assert len(checked) >= 4
+        for step, output in checked:
+            assert matches(output, step.expected), f"{step.script}\nprinted {output}"
+
+    def test_its_first_line_starts_a_stub_that_the_last_line_stops(self, tmp_path: Path) -> None:
+        (block,) = shell_blocks("## A tour with curl")
+        lines = block.splitlines()
+        port = str(free_port())
+        start = lines[0].split("#")[0].replace(".venv/bin/svc-stub", f"{sys.executable} -m stub")
+        script = (
+            f"{start.replace('3902', port)}\n"
+            f"for _ in $(seq 50); do curl -sf http://127.0.0.1:{port}/health && break; "
+            "sleep 0.1; done\n"
+            f"{lines[-1].split('#')[0]}\nwait\n"
+        )
+        done = subprocess.run(
+            ["bash", "-c", script], capture_output=True, text=True, timeout=30, check=False
+        )
+        assert done.returncode in (0, 143), done.stderr  # 143: the stub, stopped by the kill
+        assert f"svc-stub listening on http://127.0.0.1:{port}" in done.stdout
+        assert '{"ok":true}' in done.stdout
+
+
+class TestInPytestSection:
+    def test_the_example_is_a_complete_file_that_passes_in_a_new_project(
+        self, tmp_path: Path
+    ) -> None:
+        """Pasted as the README says, into a directory of its own, and run with pytest: the
+        plugin comes from the installed package, nothing else is needed."""
+        section = README.read_text(encoding="utf-8")
+        section = section[section.index("\n## In pytest: one fixture\n") :]
+        (example,) = re.findall(r"```python\n(.*?)```", section[: section.index("\n## ", 5)], re.S)
+        (tmp_path / "test_checkout.py").write_text(example, encoding="utf-8")
+        environment = {
+            k: v for k, v in os.environ.items() if not k.startswith(("SVC_STUB", "PYTEST_"))
+        }
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_checkout.py"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            cwd=tmp_path,
+            env=environment,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "2 passed" in done.stdout
 
 
 class TestCheckingAClientLibrarySection:
