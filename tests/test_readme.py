@@ -4,6 +4,7 @@ and each step's output must match the JSON shown under it (`"..."` stands for an
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -188,6 +189,24 @@ class TestTheTour:
         assert done.returncode in (0, 143), done.stderr  # 143: the stub, stopped by the kill
         assert f"svc-stub listening on http://127.0.0.1:{port}" in done.stdout
         assert '{"ok":true}' in done.stdout
+
+
+class TestWithThePythonClientSection:
+    def test_the_example_reads_what_it_shows(self) -> None:
+        """Run against a stub of its own: only the address differs from the README."""
+        section = README.read_text(encoding="utf-8")
+        section = section[section.index("\n## With the Python client\n") :]
+        (example,) = re.findall(r"```python\n(.*?)```", section[: section.index("\n## ", 5)], re.S)
+        shown = [line[2:] for line in example.splitlines() if line.startswith("# ")]
+        with spawn_stub(read_log=False) as stub:
+            module = ast.parse(example.replace("http://127.0.0.1:3901", stub.url))
+            *body, last = module.body
+            assert isinstance(last, ast.Expr)
+            namespace: dict[str, Any] = {}
+            exec(compile(ast.Module(body, []), "README", "exec"), namespace)
+            value = eval(compile(ast.Expression(last.value), "README", "eval"), namespace)
+            namespace["client"].shutdown()
+        assert shown == [repr(value)]
 
 
 class TestInPytestSection:
