@@ -78,21 +78,16 @@ class Namespaces:
     def pick(self, request: web.Request) -> StubState | None:
         """The request's namespace, by prefix, header or a key in its headers; None when keys
         are bound and only the body can say which (see `pick_by_body_key`)."""
-        name = request.get(PREFIXED)
-        if name is None:
-            name = request.headers.get(HEADER)
-            if name is None:
-                keyed = self._owners or self._evicted_keys
-                return self._by_header_key(request) if keyed else self.default
-            name = check_name(name.strip(), HEADER)
-        return self.named(name)
+        name = _named_by(request)
+        if name is not None:
+            return self.named(name)
+        keyed = self._owners or self._evicted_keys
+        return self._by_header_key(request) if keyed else self.default
 
     def pick_explicit(self, request: web.Request) -> StubState:
         """A control request's namespace: by prefix or header only (keys never choose it)."""
-        name = request.get(PREFIXED) or request.headers.get(HEADER)
-        if name is None:
-            return self.default
-        return self.named(check_name(name.strip(), HEADER))
+        name = _named_by(request)
+        return self.default if name is None else self.named(name)
 
     async def pick_by_body_key(self, request: web.Request) -> StubState:
         """The namespace of the project key a vendor request carries in its body."""
@@ -257,6 +252,15 @@ class Namespaces:
 
     def _new(self, served: Served, max_recorded: int, tally: Tally | None = None) -> StubState:
         return StubState(self.config, served, seq=self._seq, max_recorded=max_recorded, tally=tally)
+
+
+def _named_by(request: web.Request) -> str | None:
+    """The name the path prefix or the header gives, if any (a bad header name is a 400)."""
+    name: str | None = request.get(PREFIXED)
+    if name is not None:
+        return name
+    header = request.headers.get(HEADER)
+    return None if header is None else check_name(header.strip(), HEADER)
 
 
 NAMESPACES = web.AppKey("namespaces", Namespaces)

@@ -75,8 +75,7 @@ def client_route(
                 def sent(status_sent: int) -> None:
                     if not sent_early:
                         sent_early.append(status_sent)
-                        record = (seq, request.method, request.raw_path, name, status_sent)
-                        _record(state, generation, record, fired, started, None)
+                        _record(state, generation, request, name, status_sent, fired, started)
 
                 hit = Hit(request, selector, handler, error_body, flags, sent)
                 response = await _fault(hit, fired)
@@ -100,8 +99,7 @@ def client_route(
             if warning is not None:
                 _warn(request, response, warning)
             if not sent_early:  # recorded here, before aiohttp sends the answer returned
-                record = (seq, request.method, request.raw_path, name, status)
-                _record(state, generation, record, fired, started, warning)
+                _record(state, generation, request, name, status, fired, started, warning)
 
     return route
 
@@ -109,16 +107,27 @@ def client_route(
 def _record(
     state: StubState,
     generation: int,
-    request: tuple[int, str, str, str | None, int | None],
+    request: web.Request,
+    name: str | None,
+    status: int | None,
     fired: Fired | None,
     started: float,
-    warning: str | None,
+    warning: str | None = None,
 ) -> None:
     """Once per request, and never into a log a reset has cleared since it began."""
     if state.generation == generation:
-        seq, method, raw_path, name, status = request
-        duration_s = time.perf_counter() - started
-        state.requests.append((seq, method, raw_path, name, status, fired, duration_s, warning))
+        state.requests.append(
+            (
+                request[REQUEST_SEQ],
+                request.method,
+                request.raw_path,
+                name,
+                status,
+                fired,
+                time.perf_counter() - started,
+                warning,
+            )
+        )
 
 
 WARNING_HEADER = "X-Svc-Stub-Warning"

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from typing import Any, NamedTuple
 from xml.etree import ElementTree
 
-from stub.conformance.cases import Case, Step
+from stub.conformance.cases import Case
 from stub.conformance.protocol import ERROR_CODES, Adapter, AdapterError, AdapterInfo
 
 Json = dict[str, Any]
@@ -146,7 +146,7 @@ def _judge(run: Run, case: Case, judged: _Judged) -> None:
                 adapter_failed = True  # (a hung adapter would hang the shutdown call too)
                 raise
             finally:
-                _close(run.adapter, client_id, case, shut_down=adapter_failed)
+                _close(run.adapter, client_id, case, skip_shutdown=adapter_failed)
         judged.hard += _no_secret(answers, api_key)
 
 
@@ -159,7 +159,7 @@ def _steps(
         if step.call == "evaluate":
             answer = _derived(answer)
         label = f"steps[{index}] {step.call}"
-        judged.hard += _never_raises(label, step, answer)
+        judged.hard += _never_raises(label, answer)
         judged.problems += _compare(label, answer, step.expect)
         judged.warnings += _compare(label, answer, step.measured, measured=True)
 
@@ -184,7 +184,7 @@ def _derived(answer: Json) -> Json:
     return derived
 
 
-def _never_raises(label: str, step: Step, answer: Json) -> list[str]:
+def _never_raises(label: str, answer: Json) -> list[str]:
     """No call of the surface throws: reads return the default, register returns ok=false,
     shutdown swallows its errors."""
     raised = answer.get("raised")
@@ -250,16 +250,25 @@ def _text(value: Any, limit: int = 300) -> str:
 def _no_secret_sent(control: _Control, api_key: str | None) -> list[str]:
     """Nor may any event or target the client sent (the key belongs in a header only)."""
     recorded = control.get("/_test/events")
-    sent = json.dumps([recorded["events"], recorded["svcEvents"], recorded["targets"]])
-    leaked = (api_key or API_KEY) in sent or SECRET in sent
-    return ["an event or target the client sent contains the API key"] if leaked else []
+    sent = [recorded["events"], recorded["svcEvents"], recorded["targets"]]
+    return (
+        ["an event or target the client sent contains the API key"]
+        if _holds_key(sent, api_key)
+        else []
+    )
 
 
 def _no_secret(answers: list[Json], api_key: str | None) -> list[str]:
-    secret = api_key or API_KEY
-    text = json.dumps(answers)
-    leaked = secret in text or SECRET in text
-    return ["a message the library returned contains the API key"] if leaked else []
+    return (
+        ["a message the library returned contains the API key"]
+        if _holds_key(answers, api_key)
+        else []
+    )
+
+
+def _holds_key(values: object, api_key: str | None) -> bool:
+    text = json.dumps(values)
+    return (api_key or API_KEY) in text or SECRET in text
 
 
 def _wire(control: _Control, case: Case) -> list[str]:
@@ -319,11 +328,11 @@ def _wire_list(kind: str, sent: list[Json], wanted: int | list[Json]) -> list[st
     return []
 
 
-def _close(adapter: Adapter, client_id: str, case: Case, *, shut_down: bool = False) -> None:
-    """Shut the client down (unless a step did, or `shut_down` says not to try) and forget it;
-    failures here are not the case's."""
+def _close(adapter: Adapter, client_id: str, case: Case, *, skip_shutdown: bool = False) -> None:
+    """Shut the client down (unless a step did, or `skip_shutdown`) and forget it; failures
+    here are not the case's."""
     try:
-        if not shut_down and not any(step.call == "shutdown" for step in case.steps):
+        if not skip_shutdown and not any(step.call == "shutdown" for step in case.steps):
             adapter.command(client_id, "shutdown", {})
         adapter.delete_client(client_id)
     except AdapterError:

@@ -148,7 +148,7 @@ def _reset_whole_stub(
     if "fixtures" in options:
         _serve(stub, options["fixtures"], here)
     yield stub
-    if options:  # put the session's fixtures back for whoever shares the stub next
+    if "fixtures" in options:  # put the session's fixtures back for whoever uses it next
         stub.reset()
 
 
