@@ -344,6 +344,33 @@ def check_rate_limit(url: str, per_second: float | None) -> None:
     check_evaluate(url + EVALUATE.path)
 
 
+WATCH_BOUND = 1.05
+"""A request's CPU with `--watch` over the same without: the poll runs beside requests, so
+this is noise around 1."""
+
+
+def watch_cost(round_s: float, rounds: int, connections: int = 16) -> None:
+    """Evaluate on a stub watching its fixture file against one that is not, in alternating
+    rounds: the difference is the four polls a second, which no request waits on."""
+    print(
+        f"\n## --watch on against off: evaluate, {connections} connections, {rounds} "
+        f"alternating rounds of {round_s:g} s\n"
+    )
+    fixtures = ("--fixtures", str(HERE.parent / "fixtures" / "default.yaml"))
+    with started("svc-stub", *fixtures, "--watch") as on, started("svc-stub", *fixtures) as off:
+        if json.loads(get(on.url + "/_test/fixtures"))["watching"] is not True:
+            raise RuntimeError("watch scenario: the stub is not watching its fixtures")
+        pairs = {"watch on": on, "watch off": off}
+        for server in pairs.values():
+            check_evaluate(server.url + EVALUATE.path)
+        loads: dict[str, list[Load]] = {label: [] for label in pairs}
+        for round_ in range(rounds):
+            order = list(pairs.items())
+            for label, server in order if round_ % 2 == 0 else reversed(order):
+                loads[label].append(measured(server, connections, round_s))
+        _ratio_table(loads, "watch on", "watch off", WATCH_BOUND)
+
+
 NAMESPACE_BOUND = 1.05
 """The issue's bound on a request's CPU in a namespace over the same in the default one."""
 LIVE_NAMESPACES = 1_000
@@ -643,6 +670,7 @@ def main() -> None:
 SCENARIOS: dict[str, Callable[[bool], None]] = {
     "throughput": lambda quick: throughput(2 if quick else 5, rounds=1 if quick else 2),
     "rate-limit": lambda quick: rate_limit_cost(round_s=2, rounds=3 if quick else 10),
+    "watch": lambda quick: watch_cost(round_s=2, rounds=3 if quick else 10),
     "namespace-cost": lambda quick: namespace_cost(round_s=2, rounds=3 if quick else 10),
     "live-namespaces": lambda quick: live_namespaces(DEFAULT_NAMESPACE_MAX_RECORDED),
     "startup": lambda quick: startup(times=6 if quick else 30),

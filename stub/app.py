@@ -34,6 +34,7 @@ from stub.serving import (
     unmatched,
 )
 from stub.vendor import routes as vendor
+from stub.watch import watching
 from stub.wire import ApiError, ErrorBody, runtime_error_body
 
 
@@ -75,6 +76,10 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
             if config.control_token is not None and route.path.startswith("/_test/"):
                 handler = guarded(config.control_token, handler)  # before anything else
             _add(app, paths, route.method, route.path, control_route(handler), runtime_error_body)
+    if config.watch and config.fixture_paths:
+        app.cleanup_ctx.append(
+            watching(config.fixture_paths, namespaces.reload, namespaces.reload_failed)
+        )
     paths.claim(management.CONSOLE_PREFIX, management.error_body)
     _add_bad_prefix(app, paths)
     _add_fallback(app, namespaces, paths, config.control_token)

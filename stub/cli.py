@@ -74,6 +74,12 @@ class ConfigError(Exception):
     "Default: the set shipped with the package.",
 )
 @_option(
+    "--watch",
+    is_flag=True,
+    help="Reload the --fixtures files when they change: a valid change is served at once, "
+    "an invalid one is logged and the previous set stays served.",
+)
+@_option(
     "--api-key",
     "api_keys",
     multiple=True,
@@ -150,6 +156,7 @@ def command(
     host: str,
     port: int,
     fixture_paths: tuple[Path, ...],
+    watch: bool,
     api_keys: tuple[str, ...],
     strict_keys: bool,
     rate_limit: str | None,
@@ -169,6 +176,8 @@ def command(
     `svc-stub conformance --help`)."""
     if not is_loopback(host) and not allow_non_loopback:
         raise ConfigError(f"--host {host} is not a loopback address; add --allow-non-loopback")
+    if watch and not fixture_paths:
+        raise ConfigError("--watch: add --fixtures FILE_OR_DIR (the shipped set never changes)")
     if any(not key for key in api_keys):
         raise ConfigError("--api-key: a key cannot be empty")
     generated_token = not is_loopback(host) and control_token is None
@@ -176,6 +185,7 @@ def command(
         host=host,
         port=port,
         fixture_paths=fixture_paths,
+        watch=watch,
         api_keys=frozenset(api_keys),
         strict_keys=strict_keys,
         rate_limit=_rate(rate_limit),

@@ -40,6 +40,8 @@ class StubConfig(NamedTuple):
     """Entries recorded by every named namespace together; beyond it the least recently used
     namespaces are evicted, so a thousand live ones stay within a known memory bound."""
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    watch: bool = False
+    """Serve `fixture_paths` anew whenever they change on disk."""
     log_level: str = "info"
 
 

@@ -74,6 +74,20 @@ class Namespaces:
         self.evictions = 0
         self._tally = Tally()
         """What every named namespace records, together."""
+        self.reloads = 0
+        self.reload_error: str | None = None
+        """Why the last change to the watched fixture files was refused (None: it was not)."""
+
+    def reload(self, fixtures: FixtureSet) -> None:
+        """New start-up fixtures (`--watch`): every namespace made from the old ones moves on."""
+        previous, self._startup = self._startup, Served.of(fixtures)
+        for state in (self.default, *self._named.values()):
+            state.restart_from(previous, self._startup)
+        self.reloads += 1
+        self.reload_error = None
+
+    def reload_failed(self, message: str) -> None:
+        self.reload_error = message
 
     def pick(self, request: web.Request) -> StubState | None:
         """The request's namespace, by prefix, header or a key in its headers; None when keys

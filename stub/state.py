@@ -107,6 +107,26 @@ class StubState:
                 rules = self._keys.overlaid_with(rules)
             self._serve_keys(rules)
 
+    def restart_from(self, previous: Served, current: Served) -> None:
+        """The start-up fixtures changed on disk (`--watch`). A namespace made from them serves
+        the new set (one assignment: a request sees the old set or the new one) and resets to
+        it; one serving fixtures a test posted keeps them until its reset. Keys and the
+        management seed are served anew only if their sections changed: a reload does not
+        restart rate-limit windows, nor wipe management rows, for an edit elsewhere."""
+        if self._startup is not previous:  # made from fixtures of its own
+            return
+        self._startup = current
+        if self.served is previous:
+            self.served = current
+        keys = current.fixtures.keys
+        if keys != previous.fixtures.keys:
+            if self._keys is self._startup_keys:  # else a test set its own: kept till reset
+                self._serve_keys(keys)
+            self._startup_keys = keys
+        seed = current.fixtures.management_seed
+        if self._management is not None and seed != previous.fixtures.management_seed:
+            self._management.reseed(seed)
+
     def reset(self) -> None:
         self.generation += 1
         self.served = self._startup

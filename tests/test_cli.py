@@ -133,6 +133,11 @@ class TestConfigurationErrors:
                 "svc-stub: error: /no/such/file.yaml: no such file",
             ),
             (["--api-key", ""], "svc-stub: error: --api-key: a key cannot be empty"),
+            (
+                ["--watch"],
+                "svc-stub: error: --watch: add --fixtures FILE_OR_DIR (the shipped set never "
+                "changes)",
+            ),
             (["--max-recorded", "0"], "svc-stub: error: Invalid value for '--max-recorded'"),
             (["--max-namespaces", "0"], "svc-stub: error: Invalid value for '--max-namespaces'"),
             (

@@ -13,6 +13,7 @@ from aiohttp import web
 from stub.fixtures import parse_fixture_document, parse_yaml
 from stub.keys import parse_limits
 from stub.management.seed import parse_management
+from stub.namespaces import NAMESPACES
 from stub.state import RequestRecord, state_of
 from stub.validation import FixtureError, Where, mapping
 from stub.vendor.documents import fixtures_from_vendor_flags
@@ -111,6 +112,20 @@ async def set_vendor_flags(request: web.Request) -> web.Response:
     body = await read_json_object(request)
     state.serve(fixtures_from_vendor_flags(body, state.served.fixtures))
     return json_response({"ok": True, "flags": sorted(state.served.fixtures.flags)})
+
+
+@routes.get("/_test/fixtures", name="fixtures")
+async def served_fixtures(request: web.Request) -> web.Response:
+    """The flags this namespace serves, and how `--watch` fared with the fixture files."""
+    namespaces = request.app[NAMESPACES]
+    return json_response(
+        {
+            "flags": sorted(state_of(request).served.fixtures.flags),
+            "watching": namespaces.config.watch and bool(namespaces.config.fixture_paths),
+            "reloads": namespaces.reloads,
+            "reloadError": namespaces.reload_error,
+        }
+    )
 
 
 @routes.post("/_test/fixtures", name="set_fixtures")
