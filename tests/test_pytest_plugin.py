@@ -430,6 +430,50 @@ class TestMistakes:
             "(or pytest-aiohttp)"
         ) in result.stdout.lines
 
+    @pytest.mark.parametrize("style", ["long", "short"])
+    def test_a_refused_control_call_or_a_wait_that_ran_out_is_one_line(
+        self, pytester: pytest.Pytester, style: str
+    ) -> None:
+        """The test's own line and one `E` line: none of the control client's frames."""
+        write_tests(
+            pytester,
+            """
+            def test_refused(svc_stub):
+                svc_stub.arm("bogus")
+
+            def test_waited(svc_stub):
+                svc_stub.wait_for_svc_events(1, timeout=0.1)
+            """,
+        )
+        result = run(pytester, f"--tb={style}")
+        result.assert_outcomes(failed=2)
+        said = result.stdout.lines
+        errors = [line for line in said if line.startswith("E ")]
+        assert len(errors) == 3, result.stdout.str()  # the wait's message shows what came: []
+        assert errors[0].split(maxsplit=1)[1] == (
+            "stub.client.StubError: 400 INVALID_BODY: mode: unknown fault mode 'bogus' (valid: "
+            "none, delay, 401, 429, 500, invalid_json, truncated, quota_limited, status, reset, "
+            "empty_response, slow_body, hang)"
+        )
+        assert [line.split(maxsplit=1)[1] for line in errors[1:]] == [
+            "stub.client.WaitTimeout: waited 0.1s for 1 svcEvents, got 0:",
+            "[]",
+        ]
+        assert not [line for line in said if "stub/client" in line], result.stdout.str()
+
+    def test_a_bug_inside_the_client_keeps_its_frames(self) -> None:
+        """Only the stub's refusals hide the client's frames: anything else is worth seeing."""
+        from _pytest._code import ExceptionInfo
+
+        from stub.client import StubError
+        from stub.client.models import hidden_in_failures
+
+        for error, hidden in ((StubError(400, "X", "y"), True), (KeyError("bug"), False)):
+            try:
+                raise error
+            except Exception:
+                assert hidden_in_failures(ExceptionInfo.from_current()) is hidden
+
 
 class TestXdist:
     def test_every_worker_shares_one_stub_which_is_stopped_after_the_last_leaves(

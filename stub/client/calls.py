@@ -23,7 +23,10 @@ from stub.client.models import (
     RecordedRequest,
     StubError,
     WaitTimeout,
+    hidden_in_failures,
 )
+
+__tracebackhide__ = hidden_in_failures
 
 T = TypeVar("T")
 

@@ -25,6 +25,17 @@ class WaitTimeout(AssertionError):
     """A wait ran out; the message shows what was recorded instead."""
 
 
+# Shown as `stub.client.StubError`: where users import them from, not where they are written.
+StubError.__module__ = WaitTimeout.__module__ = "stub.client"
+
+
+def hidden_in_failures(failure: Any) -> bool:
+    """pytest's `__tracebackhide__` for the client's modules: a refused call or a wait that
+    ran out is reported as the test's line and one `E` line (its message), not the client's
+    frames; any other exception there (a bug) keeps them. `failure` is pytest's ExceptionInfo."""
+    return failure is not None and bool(failure.errisinstance((StubError, WaitTimeout)))
+
+
 @dataclass(frozen=True, slots=True)
 class NamespaceInfo:
     """A namespace and what it holds (`recorded`: entries per list)."""

@@ -31,7 +31,10 @@ from stub.client.models import (
     Recorded,
     RecordedRequest,
     StubError,
+    hidden_in_failures,
 )
+
+__tracebackhide__ = hidden_in_failures
 
 T = TypeVar("T")
 
