@@ -474,6 +474,56 @@ class TestMistakes:
             except Exception:
                 assert hidden_in_failures(ExceptionInfo.from_current()) is hidden
 
+    @pytest.mark.parametrize("theirs", ["stub.py", "stub/__init__.py"])
+    def test_a_project_module_named_stub_that_hides_the_package_is_one_line(
+        self, pytester: pytest.Pytester, theirs: str
+    ) -> None:
+        """`python -m pytest` (as pytester runs it) puts the project first on sys.path: its
+        `stub` wins. Tests that use no svc-stub fixture still run."""
+        own = pytester.path / theirs
+        own.parent.mkdir(exist_ok=True)
+        own.write_text("ANSWER = 42\n")
+        pytester.makepyfile(
+            test_inner="""
+            import pytest
+            import stub
+
+            def test_their_own_stub():
+                assert stub.ANSWER == 42
+
+            @pytest.mark.svc_stub(keys=["k"])
+            def test_ours(svc_stub):
+                pass
+            """
+        )
+        result = run(pytester, "--strict-markers")
+        result.assert_outcomes(passed=1, errors=1)
+        said = [line for line in result.stdout.lines if "'import stub' finds" in line]
+        assert said[0] == (  # the error section's one line; the summary repeats it, cut short
+            f"svc-stub: 'import stub' finds {own}, not svc-stub's package of that name, so "
+            "its fixtures cannot load; rename that module or package, or run `pytest` rather "
+            "than `python -m pytest` (which puts the working directory first on sys.path)"
+        )
+        assert said[1].startswith("ERROR test_inner.py::test_ours - Failed: svc-stub: 'import")
+        assert len(said) == 2
+        assert "Traceback" not in result.stdout.str()
+        assert "ImportError" not in result.stdout.str()
+        assert "its package 'stub' is loaded" not in result.stdout.str()
+
+    def test_a_project_stub_hidden_by_the_package_is_named_in_the_header(
+        self, pytester: pytest.Pytester
+    ) -> None:
+        """The other way round: svc-stub's package loaded first, the project's `stub` hidden."""
+        project = pytester.mkdir("project")
+        (project / "stub.py").write_text("ANSWER = 42\n")
+        (project / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
+        result = run(pytester, "--rootdir", str(project), str(project))
+        result.assert_outcomes(passed=1)
+        assert (
+            f"svc-stub: its package 'stub' is loaded, so 'import stub' in these tests gets it, "
+            f"not {project / 'stub.py'}; rename yours to use both"
+        ) in result.stdout.lines
+
 
 class TestXdist:
     def test_every_worker_shares_one_stub_which_is_stopped_after_the_last_leaves(

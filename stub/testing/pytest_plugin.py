@@ -3,8 +3,8 @@
 One stub process per test run on an ephemeral port (shared by every pytest-xdist worker), or
 the one at `SVC_STUB_URL`; and a function-scoped `svc_stub` control client in a namespace of
 the test's own, so tests never see each other's faults, fixtures or recordings, however many
-run at once. Registered through the `pytest11` entry point: installing svc-stub is all a
-suite needs.
+run at once. Loaded by the `pytest11` entry point, svc_stub_pytest (which also declares the
+options and the marker): installing svc-stub is all a suite needs.
 """
 
 from __future__ import annotations
@@ -21,48 +21,15 @@ import pytest
 from stub.client import AsyncStubClient, StubClient, StubError
 from stub.testing import shared
 from stub.testing.process import StubProcess
+from svc_stub_pytest import FIXTURES_INI, MARKER, NAMESPACES_INI
 
 URL_VARIABLE = "SVC_STUB_URL"
 TOKEN_VARIABLE = "SVC_STUB_CONTROL_TOKEN"
-MARKER = "svc_stub"
-NAMESPACES_INI = "svc_stub_namespaces"
 _RUN_DIRECTORY = "svc_stub_run_directory"
 """What the xdist controller tells each worker: where the run's shared stub is described."""
 _RUN_KEY = pytest.StashKey[Path]()
 
 FixtureSpec = str | Path | Mapping[str, Any]
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("svc-stub")
-    group.addoption(
-        "--svc-stub-fixtures",
-        action="append",
-        default=None,
-        metavar="PATH",
-        help="fixture file or directory for the session's svc-stub (repeatable)",
-    )
-    parser.addini(
-        "svc_stub_fixtures",
-        type="paths",
-        default=[],
-        help="fixture files or directories for the session's svc-stub",
-    )
-    parser.addini(
-        NAMESPACES_INI,
-        type="bool",
-        default=True,
-        help="give each test its own svc-stub namespace (false: reset the whole stub instead)",
-    )
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers",
-        f"{MARKER}(fixtures=..., keys=...): serve these fixtures (a path, a list of paths "
-        "relative to the test file, or a fixture document) for this test only; route requests "
-        "presenting these keys to this test's namespace",
-    )
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -214,7 +181,7 @@ def _session_fixture_paths(config: pytest.Config) -> list[Path]:
     given = config.getoption("--svc-stub-fixtures")
     if given:
         return [Path(p) for p in given]
-    return list(config.getini("svc_stub_fixtures"))
+    return list(config.getini(FIXTURES_INI))
 
 
 def _serve(
