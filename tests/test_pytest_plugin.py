@@ -583,6 +583,46 @@ class TestXdist:
         assert [n.name for n in control.namespaces()] == ["default"]
         assert control.requests() == []
 
+    def test_read_after_response_holds_in_fifty_tests_on_four_workers(
+        self, pytester: pytest.Pytester
+    ) -> None:
+        """The real client's answered request and flushed exposures are already recorded when
+        the test reads them, with no wait, whatever fault delayed or shaped the answer."""
+        write_tests(
+            pytester,
+            """
+            from fireweave import (
+                EvaluationContext, FireweaveClient, FireweaveRemoteAdapter, FireweaveRuntime
+            )
+
+            FAULTS = [
+                ("delay", {"delay_ms": 30}), ("slow_body", {"delay_ms": 20}),
+                ("truncated", {}), ("500", {}), (None, {}),
+            ]
+
+            @pytest.mark.parametrize("n", range(50))
+            def test_recorded_as_soon_as_answered(svc_stub, n):
+                mode, options = FAULTS[n % len(FAULTS)]
+                adapter = FireweaveRemoteAdapter(api_url=svc_stub.url, api_key="k")
+                runtime = FireweaveRuntime(adapter)
+                runtime.initialize()
+                client = FireweaveClient(runtime)
+                if mode is not None:
+                    svc_stub.arm(mode, apply_to=["evaluate", "capture"], **options)
+                user = EvaluationContext(targeting_key=f"user-{n}")
+                client.control_points.get_string_value("checkout-v2", "control", user)
+                assert len(svc_stub.requests("evaluate")) == 1
+                client.exposures.record(f"user-{n}", "checkout-v2", "treatment-b", "treatment-b")
+                client.exposures.flush()
+                adapter.flush()
+                assert len(svc_stub.requests("capture")) == 1
+                if mode in (None, "delay"):  # answered in full: the events were accepted
+                    assert [e["targetingKey"] for e in svc_stub.svc_events()] == [f"user-{n}"]
+                client.shutdown()
+            """,
+        )
+        run(pytester, "-n", "4").assert_outcomes(passed=50)
+
     def test_a_bound_key_routes_a_client_that_cannot_take_a_path_prefix(
         self, pytester: pytest.Pytester
     ) -> None:

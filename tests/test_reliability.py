@@ -156,6 +156,21 @@ class TestBadInputOnEveryRoute:
         assert message.startswith("body: not valid JSON")
         assert message.endswith("it was sent as text/plain, send application/json")
 
+    async def test_malformed_json_says_where_it_broke_and_nothing_of_content_type(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        response = await client.post(
+            EVALUATE,
+            data=b'{"targetingKey": "u",\n "flagKeys": [1,]}',
+            headers={**AUTH, "Content-Type": "application/json"},
+        )
+        message = (await response.json())["message"]
+        assert response.status == 400
+        assert message.startswith("body: not valid JSON (")
+        assert "line 2 column" in message
+        assert "sent as" not in message
+        assert "application/json" not in message
+
     async def test_deeply_nested_yaml_fixtures_are_a_400(
         self, client: TestClient[Any, Any]
     ) -> None:
@@ -409,6 +424,39 @@ class TestConcurrencyIntegrity:
         finally:
             live_stub.post("/_test/reset")
         assert statuses == [200] * 1000
+
+    async def test_200_concurrent_delayed_requests_are_recorded_before_each_answer(
+        self, live_stub: SpawnedStub
+    ) -> None:
+        """Read-after-response over real sockets: 200 captures at once, each delayed 0-57 ms
+        by its own header (so answers finish in a different order than they began); as each
+        client gets its answer it reads the log and the events and finds its own there."""
+        raise_fd_limit()
+        connector = aiohttp.TCPConnector(limit=0)
+        async with aiohttp.ClientSession(connector=connector) as session:
+
+            async def one(n: int) -> tuple[bool, bool]:
+                event = {"type": "signal", "targetingKey": f"user-{n}", "name": "read-after"}
+                headers = {
+                    **AUTH,
+                    "X-Svc-Test-Fault": "delay",
+                    "X-Svc-Test-Delay-Ms": str(n % 20 * 3),
+                }
+                async with session.post(
+                    f"{live_stub.url}/v1/capture?n={n}", json={"events": [event]}, headers=headers
+                ) as answer:
+                    assert answer.status == 200
+                    await answer.read()
+                async with session.get(live_stub.url + "/_test/requests?route=capture") as log:
+                    logged = {r["query"].get("n") for r in (await log.json())["requests"]}
+                async with session.get(live_stub.url + "/_test/events") as events:
+                    keys = {e["targetingKey"] for e in (await events.json())["svcEvents"]}
+                return str(n) in logged, f"user-{n}" in keys
+
+            seen = await asyncio.gather(*(one(n) for n in range(200)))
+        assert [n for n, (logged, _) in enumerate(seen) if not logged] == []
+        assert [n for n, (_, evented) in enumerate(seen) if not evented] == []
+        assert len(live_stub.get("/_test/events")["svcEvents"]) == 200  # and each once
 
 
 class TestBoundedMemory:
