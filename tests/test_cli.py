@@ -177,6 +177,34 @@ class TestConfigurationErrors:
             f"svc-stub: error: {bad}: flags.checkout.value: expected string (type string), got 5\n"
         )
 
+    @pytest.mark.parametrize(
+        ("text", "said"),
+        [
+            (
+                "flags:\n  a: {type: string, value: x}\n  a: {type: string, value: y}\n",
+                "invalid YAML at line 3, column 3: the key 'a' appears twice",
+            ),
+            (
+                "management:\n  orgs:\n    org_a: {}\n    org_a: {}\n",
+                "invalid YAML at line 4, column 5: the key 'org_a' appears twice",
+            ),
+            (
+                "",
+                "empty: a fixture document holds at least one of flags, vendor, management, "
+                "keys (see the README, 'Fixture files')",
+            ),
+        ],
+        ids=["duplicate-flag", "duplicate-organisation", "empty"],
+    )
+    def test_an_ambiguous_or_empty_fixture_file_is_one_line(
+        self, tmp_path: Path, text: str, said: str
+    ) -> None:
+        path = tmp_path / "flags.yaml"
+        path.write_text(text)
+        result = run_stub("--fixtures", str(path))
+        assert (result.returncode, result.stdout) == (2, "")
+        assert result.stderr == f"svc-stub: error: {path}: {said}\n"
+
     def test_a_port_in_use_is_a_one_line_error(self, busy_port: int) -> None:
         result = run_stub("--port", str(busy_port))
         assert (result.returncode, result.stdout) == (2, "")
