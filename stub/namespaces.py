@@ -24,7 +24,7 @@ from stub.config import StubConfig
 from stub.control.recording import Tally
 from stub.fixtures import FixtureSet
 from stub.state import Served, StubState
-from stub.wire import ApiError, presented_key, read_json_object
+from stub.wire import ApiError, presented_key, read_json_object, request_value
 
 log = logging.getLogger("stub")
 
@@ -270,7 +270,7 @@ class Namespaces:
 
 def _named_by(request: web.Request) -> str | None:
     """The name the path prefix or the header gives, if any (a bad header name is a 400)."""
-    name: str | None = request.get(PREFIXED)
+    name = request_value(request, PREFIXED)
     if name is not None:
         return name
     header = request.headers.get(HEADER)

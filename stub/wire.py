@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import urllib.parse
 from collections.abc import Callable, Collection, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from aiohttp import web
@@ -85,6 +85,18 @@ def invalid_body(message: str) -> ApiError:
     return ApiError(400, "INVALID_BODY", message)
 
 
+T = TypeVar("T")
+
+
+def request_value(request: web.BaseRequest, key: web.RequestKey[T]) -> T | None:
+    """`request.get(key)` at a ninth of the cost when `key` is absent: a Request is a
+    MutableMapping whose inherited `get` raises and catches KeyError then (a third of a
+    microsecond; two reads on every request did so). Its items live in `_state`, as they have
+    since aiohttp 3.0; a test pins it."""
+    value: T | None = request._state.get(key)
+    return value
+
+
 _BODY_FAILURE = web.RequestKey("body_failure", ApiError)
 """Why the body could not be read: aiohttp keeps a body read once, not a failure, and a second
 read (a handler after the namespace was looked up by the body's key) must fail the same way."""
@@ -92,7 +104,7 @@ read (a handler after the namespace was looked up by the body's key) must fail t
 
 async def read_body(request: web.Request) -> bytes:
     """The request body, gzip already undone by aiohttp; the size cap applies after that."""
-    failure = request.get(_BODY_FAILURE)
+    failure = request_value(request, _BODY_FAILURE)
     if failure is not None:
         raise failure
     try:

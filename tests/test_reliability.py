@@ -599,3 +599,21 @@ class TestLifecycle:
         )
         assert response.status in (200, 400)
         assert response.content_type == "application/json"
+
+
+class TestAiohttpAssumptions:
+    """What the hot path reads of aiohttp beyond its documented API, pinned."""
+
+    def test_request_value_reads_what_request_get_reads(self) -> None:
+        from aiohttp.test_utils import make_mocked_request
+        from aiohttp.web import RequestKey
+
+        from stub.wire import request_value
+
+        present, absent = RequestKey("present", str), RequestKey("absent", str)
+        request = make_mocked_request("GET", "/")
+        request[present] = "here"
+        assert request_value(request, present) == request.get(present) == "here"
+        assert request_value(request, absent) is request.get(absent) is None
+        clone = request.clone()  # aiohttp copies the items into a clone
+        assert request_value(clone, present) == "here"
