@@ -6,10 +6,11 @@ start-up to a healthy /health, RSS idle and after load, the 1,000-connection and
 delay-fault scenarios, the management plane's reads and a repeatable write against evaluate
 on the same server (seeded from bench/management.yaml), evaluate with a per-key rate limit
 that never fires against evaluate without one, evaluate in a namespace against the default one,
-and 1,000 live namespaces (creation cost, RSS). Every process it starts is stopped by PID.
-Needs `wrk` (Debian: wrk).
+1,000 live namespaces (creation cost, RSS), and the instructions an evaluate costs under
+callgrind (steady where timings drift). Every process it starts is stopped by PID. Needs `wrk`
+and `valgrind` (Debian: wrk, valgrind).
 
-    python bench/run.py                       # about six minutes
+    python bench/run.py                       # about eight minutes
     python bench/run.py --quick               # shorter runs, for a smoke check
     python bench/run.py --only startup        # one scenario (repeatable; see SCENARIOS)
 """
@@ -21,9 +22,11 @@ import http.client
 import json
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
@@ -592,6 +595,61 @@ def startup(times: int) -> None:
     )
 
 
+def instructions(requests: int) -> None:
+    """CPU instructions a request costs, counted by valgrind's callgrind: the same count on a
+    fast or a slow minute of a shared machine (±1 %), so a change of a few percent shows. Each
+    server runs under callgrind with counting off until it is ready and warmed up; one
+    keep-alive connection then sends `requests` evaluates, and only those are counted."""
+    print(f"\n## Instructions per evaluate (callgrind, {requests:,} requests, one connection)\n")
+    counted = {name: _instructions(name, requests) for name in SERVERS}
+    print("| server | instructions per request | relative to bare aiohttp |")
+    print("|---|---|---|")
+    for name, count in counted.items():
+        print(f"| {name} | {count:,.0f} | {count / counted['bare aiohttp']:.3f} |")
+
+
+def _instructions(name: str, requests: int) -> float:
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch) / "callgrind.out"
+        command = ["valgrind", "--tool=callgrind", "--instr-atstart=no"]
+        command += [f"--callgrind-out-file={out}", *SERVERS[name]]
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=HERE.parent
+        )
+        try:
+            assert process.stdout is not None
+            line = process.stdout.readline()
+            if not line.startswith(READY):
+                raise RuntimeError(f"{name} did not start under valgrind: {line!r}")
+            port = int(line.rsplit(":", 1)[1])
+            _evaluates(port, 200)  # warm: first-request work is not what a request costs
+            toggle = ["callgrind_control", "--instr"]
+            subprocess.run([*toggle, "on", str(process.pid)], check=True, capture_output=True)
+            _evaluates(port, requests)
+            subprocess.run([*toggle, "off", str(process.pid)], check=True, capture_output=True)
+        finally:
+            process.send_signal(signal.SIGINT)
+            process.wait(60)
+        totals = re.search(r"^totals: (\d+)", out.read_text(), flags=re.M)
+        if totals is None:
+            raise RuntimeError(f"{name}: callgrind wrote no totals")
+        return int(totals.group(1)) / requests
+
+
+def _evaluates(port: int, count: int) -> None:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    headers = {"Authorization": f"Bearer {EVALUATE.token}", "Content-Type": "application/json"}
+    try:
+        for _ in range(count):
+            connection.request("POST", EVALUATE.path, EVALUATE_BODY, headers)
+            answer = connection.getresponse()
+            answer.read()
+            if answer.status != 200:
+                raise RuntimeError(f"evaluate answered {answer.status}")
+    finally:
+        connection.close()
+
+
 def thousand_connections(seconds: float) -> None:
     print("\n## 1,000 concurrent connections (svc-stub)\n")
     with started("svc-stub") as stub:
@@ -674,6 +732,7 @@ SCENARIOS: dict[str, Callable[[bool], None]] = {
     "namespace-cost": lambda quick: namespace_cost(round_s=2, rounds=3 if quick else 10),
     "live-namespaces": lambda quick: live_namespaces(DEFAULT_NAMESPACE_MAX_RECORDED),
     "startup": lambda quick: startup(times=6 if quick else 30),
+    "instructions": lambda quick: instructions(1000 if quick else 5000),
     "connections": lambda quick: thousand_connections(2 if quick else 5),
     "delayed": lambda quick: delayed(2 if quick else 5),
     "million": lambda quick: million(),
