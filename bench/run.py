@@ -18,6 +18,7 @@ and `valgrind` (Debian: wrk, valgrind).
 from __future__ import annotations
 
 import argparse
+import functools
 import http.client
 import json
 import os
@@ -30,7 +31,7 @@ import tempfile
 import threading
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -329,13 +330,11 @@ def rate_limit_cost(round_s: float, rounds: int, connections: int = 16) -> None:
     ):
         check_rate_limit(on.url, NEVER_FIRES)
         check_rate_limit(off.url, None)
-        pairs = {"limit on": on, "limit off": off}
-        loads: dict[str, list[Load]] = {label: [] for label in pairs}
-        for round_ in range(rounds):
-            order = list(pairs.items())
-            for label, server in order if round_ % 2 == 0 else reversed(order):
-                loads[label].append(measured(server, connections, round_s))
-        _ratio_table(loads, "limit on", "limit off", RATE_LIMIT_BOUND)
+        runs = {
+            "limit on": lambda: measured(on, connections, round_s),
+            "limit off": lambda: measured(off, connections, round_s),
+        }
+        _ratio_table(alternated(runs, rounds), "limit on", "limit off", RATE_LIMIT_BOUND)
 
 
 def check_rate_limit(url: str, per_second: float | None) -> None:
@@ -363,15 +362,13 @@ def watch_cost(round_s: float, rounds: int, connections: int = 16) -> None:
     with started("svc-stub", *fixtures, "--watch") as on, started("svc-stub", *fixtures) as off:
         if json.loads(get(on.url + "/_test/fixtures"))["watching"] is not True:
             raise RuntimeError("watch scenario: the stub is not watching its fixtures")
-        pairs = {"watch on": on, "watch off": off}
-        for server in pairs.values():
+        for server in (on, off):
             check_evaluate(server.url + EVALUATE.path)
-        loads: dict[str, list[Load]] = {label: [] for label in pairs}
-        for round_ in range(rounds):
-            order = list(pairs.items())
-            for label, server in order if round_ % 2 == 0 else reversed(order):
-                loads[label].append(measured(server, connections, round_s))
-        _ratio_table(loads, "watch on", "watch off", WATCH_BOUND)
+        runs = {
+            "watch on": lambda: measured(on, connections, round_s),
+            "watch off": lambda: measured(off, connections, round_s),
+        }
+        _ratio_table(alternated(runs, rounds), "watch on", "watch off", WATCH_BOUND)
 
 
 NAMESPACE_BOUND = 1.05
@@ -391,15 +388,25 @@ def namespace_cost(round_s: float, rounds: int, connections: int = 16) -> None:
     with started("svc-stub") as stub:
         for route in routes.values():
             check_evaluate(stub.url + route.path)
-        loads: dict[str, list[Load]] = {label: [] for label in routes}
-        for round_ in range(rounds):
-            order = list(routes.items())
-            for label, route in order if round_ % 2 == 0 else reversed(order):
-                loads[label].append(measured(stub, connections, round_s, route))
-        _ratio_table(loads, "namespace", "default", NAMESPACE_BOUND)
+        runs = {
+            label: functools.partial(measured, stub, connections, round_s, route)
+            for label, route in routes.items()
+        }
+        _ratio_table(alternated(runs, rounds), "namespace", "default", NAMESPACE_BOUND)
         held = json.loads(get(stub.url + "/_test/namespaces/bench"))["recorded"]["requests"]
         if held == 0:
             raise RuntimeError("namespace scenario: nothing was recorded in the namespace")
+
+
+def alternated(runs: Mapping[str, Callable[[], Load]], rounds: int) -> dict[str, list[Load]]:
+    """Each run once a round, the order swapped every round, so drift on the machine hits
+    every run alike."""
+    loads: dict[str, list[Load]] = {label: [] for label in runs}
+    for round_ in range(rounds):
+        order = list(runs.items())
+        for label, run in order if round_ % 2 == 0 else reversed(order):
+            loads[label].append(run())
+    return loads
 
 
 def _ratio_table(loads: dict[str, list[Load]], over: str, under: str, bound: float) -> None:
