@@ -78,9 +78,9 @@ class Namespaces:
         self.reload_error: str | None = None
         """Why the last change to the watched fixture files was refused (None: it was not)."""
 
-    def reload(self, fixtures: FixtureSet) -> None:
+    def reload(self, served: Served) -> None:
         """New start-up fixtures (`--watch`): every namespace made from the old ones moves on."""
-        previous, self._startup = self._startup, Served.of(fixtures)
+        previous, self._startup = self._startup, served
         for state in (self.default, *self._named.values()):
             state.restart_from(previous, self._startup)
         self.reloads += 1

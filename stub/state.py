@@ -13,6 +13,7 @@ from stub.control.recording import BoundedLog, Signal, Tally
 from stub.faults.arming import ArmedFaults, Fired
 from stub.fixtures import FixtureSet
 from stub.keys import KeyPolicy, KeyRules
+from stub.management.seed import ManagementSeed
 from stub.management.store import ManagementStore
 from stub.rate_limit import Limits, RateLimiter
 from stub.runtime.evaluation import DecisionTable
@@ -66,6 +67,8 @@ class StubState:
         self.requests: BoundedLog[RequestRecord] = BoundedLog(max_recorded, fire, tally)
         self.faults = ArmedFaults()
         self._management: ManagementStore | None = None
+        self._management_set_by_test = False
+        """Seeded by a test since the last reset: a reload of the files (`--watch`) keeps it."""
         self._startup_keys = self._keys = startup.fixtures.keys
         self.key_policy = self._policy(self._keys)
         self.limiter = RateLimiter(self._limits(self._keys))
@@ -101,18 +104,30 @@ class StubState:
             self.management.merge(later, merged)
         elif later is not None:
             self.management.reseed(later)
+        self._management_set_by_test |= later is not None
         if fixtures.keys is not None:
             rules = fixtures.keys
             if merge and self._keys is not None:
                 rules = self._keys.overlaid_with(rules)
             self._serve_keys(rules)
 
+    def seed_management(self, seed: ManagementSeed, *, merge: bool, where: Where) -> None:
+        """The management plane from this seed until reset (or with `merge`, these
+        organisations replaced or added); FixtureError before anything changes."""
+        store = self.management
+        if merge:
+            store.merge(seed, store.merged_seed(seed, where / "orgs"))
+        else:
+            store.reseed(seed)
+        self._management_set_by_test = True
+
     def restart_from(self, previous: Served, current: Served) -> None:
         """The start-up fixtures changed on disk (`--watch`). A namespace made from them serves
         the new set (one assignment: a request sees the old set or the new one) and resets to
         it; one serving fixtures a test posted keeps them until its reset. Keys and the
-        management seed are served anew only if their sections changed: a reload does not
-        restart rate-limit windows, nor wipe management rows, for an edit elsewhere."""
+        management seed are served anew only if their sections changed (a reload does not
+        restart rate-limit windows, nor wipe management rows, for an edit elsewhere), and
+        only where a test has not set its own."""
         if self._startup is not previous:  # made from fixtures of its own
             return
         self._startup = current
@@ -124,7 +139,8 @@ class StubState:
                 self._serve_keys(keys)
             self._startup_keys = keys
         seed = current.fixtures.management_seed
-        if self._management is not None and seed != previous.fixtures.management_seed:
+        changed = seed != previous.fixtures.management_seed
+        if changed and self._management is not None and not self._management_set_by_test:
             self._management.reseed(seed)
 
     def reset(self) -> None:
@@ -133,6 +149,7 @@ class StubState:
         self._serve_keys(self._startup_keys)
         if self._management is not None:  # else it is still at its seed
             self._management.reseed(self._startup.fixtures.management_seed)
+        self._management_set_by_test = False
         self.faults.clear()
         for log in self._logs():
             log.clear()

@@ -19,7 +19,8 @@ from pathlib import Path
 
 from aiohttp import web
 
-from stub.fixtures import FIXTURE_SUFFIXES, FixtureSet, load_fixture_paths
+from stub.fixtures import FIXTURE_SUFFIXES, load_fixture_paths
+from stub.state import Served
 from stub.validation import FixtureError
 
 POLL_S = 0.25
@@ -41,10 +42,13 @@ def stamps(paths: Sequence[Path]) -> tuple[Stamp, ...]:
         except OSError:  # missing, or unreadable: loading will say which
             found.append((str(path), 0, 0, 0))
         else:
-            found.extend(
-                _stamp(entry.path) for entry in listed if entry.name.endswith(FIXTURE_SUFFIXES)
-            )
+            found.extend(_stamp(entry.path) for entry in listed if _loaded(entry))
     return tuple(found)
+
+
+def _loaded(entry: os.DirEntry[str]) -> bool:
+    """What the loader reads of a directory (see fixtures._expand)."""
+    return Path(entry.name).suffix in FIXTURE_SUFFIXES and entry.is_file()
 
 
 def _stamp(path: str) -> Stamp:
@@ -57,15 +61,17 @@ def _stamp(path: str) -> Stamp:
 
 def watching(
     paths: Sequence[Path],
-    reload: Callable[[FixtureSet], None],
+    reload: Callable[[Served], None],
     failed: Callable[[str], None],
     poll_s: float = POLL_S,
 ) -> Callable[[web.Application], AsyncIterator[None]]:
-    """An app cleanup context that polls `paths` while the app runs: `reload(fixtures)` with
-    every valid change, `failed(message)` with every invalid one."""
+    """An app cleanup context that polls `paths` while the app runs: `reload(served)` with
+    every valid change, `failed(message)` with every invalid one. The files as they are now
+    are the baseline: called as the app is built, just after they were loaded."""
+    baseline = stamps(paths)
 
     async def context(app: web.Application) -> AsyncIterator[None]:
-        task = asyncio.create_task(_poll(paths, reload, failed, poll_s))
+        task = asyncio.create_task(_poll(paths, baseline, reload, failed, poll_s))
         yield
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -76,11 +82,12 @@ def watching(
 
 async def _poll(
     paths: Sequence[Path],
-    reload: Callable[[FixtureSet], None],
+    loaded: tuple[Stamp, ...],
+    reload: Callable[[Served], None],
     failed: Callable[[str], None],
     poll_s: float,
 ) -> None:
-    loaded = seen = stamps(paths)
+    seen = loaded
     loop = asyncio.get_running_loop()
     while True:
         await asyncio.sleep(poll_s)
@@ -90,18 +97,24 @@ async def _poll(
             continue
         if now == loaded:
             continue
-        loaded = now
         try:
-            # parsed off the event loop: a large file must not stall requests meanwhile
-            fixtures = await loop.run_in_executor(None, load_fixture_paths, paths)
+            # read and derived off the event loop: a large file must not stall requests
+            served = await loop.run_in_executor(None, _load, paths)
+            if stamps(paths) != now:  # written again while being read: maybe half of it
+                continue
+            reload(served)
         except FixtureError as exc:
             _refused(failed, str(exc))
-            continue
         except Exception as exc:  # the watcher outlives any surprise, and says what it was
             _refused(failed, f"{type(exc).__name__}: {exc}")
-            continue
-        reload(fixtures)
-        log.info("fixtures reloaded: %d flag(s) served", len(fixtures.flags))
+        else:
+            names = ", ".join(str(path) for path in paths)
+            log.info("fixtures reloaded from %s: %d flag(s)", names, len(served.fixtures.flags))
+        loaded = now
+
+
+def _load(paths: Sequence[Path]) -> Served:
+    return Served.of(load_fixture_paths(paths))
 
 
 def _refused(failed: Callable[[str], None], problem: str) -> None:

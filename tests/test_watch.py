@@ -150,6 +150,9 @@ class TestReload:
         (folder / "a.yaml").write_text(fixture_text("first"))
         client = await aiohttp_client(create_app(StubConfig(fixture_paths=(folder,), watch=True)))
         (folder / "notes.txt").write_text("not a fixture file: no reload")
+        (folder / "sub.yaml").mkdir()  # nor is a directory, whatever its name
+        await asyncio.sleep(0.8)  # three polls
+        assert (await reloads(client))["reloads"] == 0
         (folder / "b.yaml").write_text(fixture_text("second"))  # later in order: wins per key
         await reloaded(client, 1)
         assert await served_values(client) == {"second"}
@@ -252,6 +255,29 @@ class TestWhatFollows:
         listed = await (await client.get("/v1/projects", headers=admin)).json()
         assert "made" not in json.dumps(listed)  # a changed seed re-seeds the plane
         assert "Till" in json.dumps(listed)
+
+    async def test_a_management_plane_a_test_seeded_is_kept_until_its_reset(
+        self, aiohttp_client: AiohttpClient, fixture_file: Path
+    ) -> None:
+        fixture_file.write_text(fixture_text("v1", management=MANAGEMENT))
+        config = StubConfig(fixture_paths=(fixture_file,), watch=True)
+        client = await aiohttp_client(create_app(config))
+        own = MANAGEMENT.replace("Checkout", "Seeded by the test").replace("management:\n", "")
+        seeded = await client.post(
+            "/_test/management", data=own, headers={"Content-Type": "application/yaml"}
+        )
+        assert seeded.status == 200, await seeded.text()
+        fixture_file.write_text(
+            fixture_text("v2", management=MANAGEMENT.replace("Checkout", "Till"))
+        )
+        await reloaded(client, 1)
+
+        async def project_names() -> str:
+            return json.dumps(await (await client.get("/_test/management")).json())
+
+        assert "Seeded by the test" in await project_names()
+        assert (await client.post("/_test/reset")).status == 200
+        assert "Till" in await project_names()  # the reset returns to the file's new seed
 
 
 class TestStamps:

@@ -164,16 +164,12 @@ async def seed_management(request: web.Request) -> web.Response:
         seed = parse_management(document, where)
     except FixtureError as exc:
         raise ApiError(400, "INVALID_FIXTURES", str(exc)) from None
-    store = state_of(request).management
-    if _query_flag(request, "merge"):
-        try:
-            merged = store.merged_seed(seed, where / "orgs")
-        except FixtureError as exc:
-            raise ApiError(400, "INVALID_FIXTURES", str(exc)) from None
-        store.merge(seed, merged)
-    else:
-        store.reseed(seed)
-    return json_response(store.snapshot())
+    state = state_of(request)
+    try:
+        state.seed_management(seed, merge=_query_flag(request, "merge"), where=where)
+    except FixtureError as exc:
+        raise ApiError(400, "INVALID_FIXTURES", str(exc)) from None
+    return json_response(state.management.snapshot())
 
 
 @routes.get("/_test/rate-limit", name="rate_limit")
