@@ -2,10 +2,11 @@
 
 The fixtures live in svc-stub's package, `stub` (stub/testing/pytest_plugin.py). A project may
 have a module or package of that name too; when it comes first on sys.path (`python -m pytest`
-puts the working directory there) svc-stub's package cannot be imported, and loading the plugin
-would stop every session with an import traceback, even one that never uses svc-stub. So this
-module, outside the package, looks first: it loads the fixtures when `stub` is svc-stub's, and
-otherwise fixtures that fail in one line saying what hides it.
+and pytest-xdist's workers put the working directory there) svc-stub's package cannot be
+imported, and loading the plugin would stop every session with an import traceback, even one
+that never uses svc-stub. So this module, outside the package, looks first: it loads the
+fixtures when `stub` is svc-stub's, and otherwise fixtures that fail in one line saying what
+hides it.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ import pytest
 MARKER = "svc_stub"
 FIXTURES_INI = "svc_stub_fixtures"
 NAMESPACES_INI = "svc_stub_namespaces"
-SIGNATURE = ("testing/pytest_plugin.py", "default_fixtures.json")
-"""Files only svc-stub's package holds: how it is told from another `stub`, wherever either is
-(an editable install keeps this module and the package in different places)."""
+SIGNATURE = ("default_fixtures.json", "openapi.json")
+"""Data files only svc-stub's package holds (never compiled away, unlike its .py files): how it
+is told from another `stub`, wherever either is (an editable install keeps this module and the
+package in different places)."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -93,8 +95,8 @@ def is_svc_stub(folder: Path) -> bool:
 def shadowed_message(found: Path) -> str:
     return (
         f"svc-stub: 'import stub' finds {found}, not svc-stub's package of that name, so its "
-        "fixtures cannot load; rename that module or package, or run `pytest` rather than "
-        "`python -m pytest` (which puts the working directory first on sys.path)"
+        "fixtures cannot load; rename that module or package (it wins wherever its folder "
+        "leads sys.path: under `python -m pytest`, and in pytest-xdist's workers)"
     )
 
 

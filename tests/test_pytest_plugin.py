@@ -9,19 +9,23 @@ test checks those, the inner outcomes, and that every stub the inner session sta
 from __future__ import annotations
 
 import json
+import os
+import pickle
 import re
 import socket
 import subprocess
+import sys
 import textwrap
 import threading
 import urllib.parse
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from stub.client import StubClient
+from stub.client import StubClient, StubError
 from stub.config import DEFAULT_PORT
 from stub.testing.process import StubProcess
 from stub.testing.pytest_plugin import TOKEN_VARIABLE, URL_VARIABLE
@@ -451,28 +455,37 @@ class TestMistakes:
         errors = [line for line in said if line.startswith("E ")]
         assert len(errors) == 3, result.stdout.str()  # the wait's message shows what came: []
         assert errors[0].split(maxsplit=1)[1] == (
-            "stub.client.StubError: 400 INVALID_BODY: mode: unknown fault mode 'bogus' (valid: "
-            "none, delay, 401, 429, 500, invalid_json, truncated, quota_limited, status, reset, "
-            "empty_response, slow_body, hang)"
+            "stub.client.models.StubError: 400 INVALID_BODY: mode: unknown fault mode 'bogus' "
+            "(valid: none, delay, 401, 429, 500, invalid_json, truncated, quota_limited, "
+            "status, reset, empty_response, slow_body, hang)"
         )
         assert [line.split(maxsplit=1)[1] for line in errors[1:]] == [
-            "stub.client.WaitTimeout: waited 0.1s for 1 svcEvents, got 0:",
+            "stub.client.models.WaitTimeout: waited 0.1s for 1 svcEvents, got 0:",
             "[]",
         ]
         assert not [line for line in said if "stub/client" in line], result.stdout.str()
 
-    def test_a_bug_inside_the_client_keeps_its_frames(self) -> None:
+    def test_anything_else_raised_inside_the_client_keeps_its_frames(
+        self, pytester: pytest.Pytester
+    ) -> None:
         """Only the stub's refusals hide the client's frames: anything else is worth seeing."""
-        from _pytest._code import ExceptionInfo
+        write_tests(
+            pytester,
+            """
+            def test_missing_file(svc_stub):
+                svc_stub.set_fixtures(Path("/no/such/fixtures.yaml"))
+            """,
+        )
+        result = run(pytester)
+        result.assert_outcomes(failed=1)
+        assert [line for line in result.stdout.lines if "stub/client/calls.py" in line]
+        result.stdout.fnmatch_lines(["E * FileNotFoundError: *"])
 
-        from stub.client import StubError
-        from stub.client.models import hidden_in_failures
-
-        for error, hidden in ((StubError(400, "X", "y"), True), (KeyError("bug"), False)):
-            try:
-                raise error
-            except Exception:
-                assert hidden_in_failures(ExceptionInfo.from_current()) is hidden
+    def test_a_stub_error_survives_pickling(self) -> None:
+        """As a process pool sends it back: with its own status, code and message."""
+        error = pickle.loads(pickle.dumps(StubError(409, "NAMESPACE_EXISTS", "name: taken")))
+        assert (error.status, error.code, error.message) == (409, "NAMESPACE_EXISTS", "name: taken")
+        assert str(error) == "409 NAMESPACE_EXISTS: name: taken"
 
     @pytest.mark.parametrize("theirs", ["stub.py", "stub/__init__.py"])
     def test_a_project_module_named_stub_that_hides_the_package_is_one_line(
@@ -501,14 +514,58 @@ class TestMistakes:
         said = [line for line in result.stdout.lines if "'import stub' finds" in line]
         assert said[0] == (  # the error section's one line; the summary repeats it, cut short
             f"svc-stub: 'import stub' finds {own}, not svc-stub's package of that name, so "
-            "its fixtures cannot load; rename that module or package, or run `pytest` rather "
-            "than `python -m pytest` (which puts the working directory first on sys.path)"
+            "its fixtures cannot load; rename that module or package (it wins wherever its "
+            "folder leads sys.path: under `python -m pytest`, and in pytest-xdist's workers)"
         )
         assert said[1].startswith("ERROR test_inner.py::test_ours - Failed: svc-stub: 'import")
         assert len(said) == 2
         assert "Traceback" not in result.stdout.str()
         assert "ImportError" not in result.stdout.str()
         assert "its package 'stub' is loaded" not in result.stdout.str()
+
+    def test_run_as_pytest_a_project_stub_py_neither_breaks_nor_replaces_the_stub(
+        self, pytester: pytest.Pytester
+    ) -> None:
+        """`pytest`, not `python -m pytest` (-P here): svc-stub's package loads first, and the
+        stub it starts is svc-stub, not the project's stub.py, though both share a directory."""
+        (pytester.path / "stub.py").write_text("raise SystemExit('the project module ran')\n")
+        write_tests(
+            pytester,
+            """
+            def test_reads_a_default_flag(svc_stub):
+                assert served(svc_stub.url)["new-checkout"]["value"] is True
+            """,
+        )
+        # the console script, from the project's directory, with nothing added to the path
+        # (pytester's own runs put the directory on PYTHONPATH)
+        environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        done = subprocess.run(
+            [str(Path(sys.executable).parent / "pytest"), "-p", "no:cacheprovider"],
+            cwd=pytester.path,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=INNER_TIMEOUT_S,
+        )
+        assert done.returncode == 0, done.stdout
+        assert "1 passed" in done.stdout
+        assert "svc-stub: its package 'stub' is loaded, so " in done.stdout
+
+    def test_loaded_by_name_it_brings_its_options_and_marker(
+        self, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """With plugin autoloading off, `-p stub.testing.pytest_plugin` still works."""
+        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        write_tests(
+            pytester,
+            """
+            @pytest.mark.svc_stub(keys=["named-key"])
+            def test_marked(svc_stub):
+                assert served(svc_stub.url)["new-checkout"]["value"] is True
+            """,
+        )
+        result = run(pytester, "-p", "stub.testing.pytest_plugin", "--strict-markers")
+        result.assert_outcomes(passed=1)
 
     def test_a_project_stub_hidden_by_the_package_is_named_in_the_header(
         self, pytester: pytest.Pytester

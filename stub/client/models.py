@@ -20,13 +20,13 @@ class StubError(Exception):
         self.code = code
         self.message = message
 
+    def __reduce__(self) -> tuple[type[StubError], tuple[int, str, str]]:
+        """Pickled with its own arguments (a process pool sends exceptions back pickled)."""
+        return (type(self), (self.status, self.code, self.message))
+
 
 class WaitTimeout(AssertionError):
     """A wait ran out; the message shows what was recorded instead."""
-
-
-# Shown as `stub.client.StubError`: where users import them from, not where they are written.
-StubError.__module__ = WaitTimeout.__module__ = "stub.client"
 
 
 def hidden_in_failures(failure: Any) -> bool:

@@ -11,6 +11,9 @@ from collections.abc import Sequence
 from typing import IO, Any
 
 READY_PREFIX = "svc-stub listening on "
+PYTHON_M = (sys.executable, "-P", "-m")
+"""`python -m`, without the working directory first on sys.path (-P): a project's own module
+named `stub` must not be what runs."""
 START_TIMEOUT_S = 30.0
 
 
@@ -32,7 +35,7 @@ class StubProcess:
         # closed in the finally below; a with-block cannot hold a file that may not exist
         log = tempfile.TemporaryFile(mode="w+") if stderr is None else None  # noqa: SIM115
         process = subprocess.Popen(
-            [sys.executable, "-m", "stub", "--port", "0", *args],
+            [*PYTHON_M, "stub", "--port", "0", *args],
             stdout=subprocess.PIPE,
             stderr=log if log is not None else stderr,
             text=True,

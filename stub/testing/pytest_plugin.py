@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+import svc_stub_pytest
 from stub.client import AsyncStubClient, StubClient, StubError
 from stub.testing import shared
 from stub.testing.process import StubProcess
@@ -30,6 +31,13 @@ _RUN_DIRECTORY = "svc_stub_run_directory"
 _RUN_KEY = pytest.StashKey[Path]()
 
 FixtureSpec = str | Path | Mapping[str, Any]
+
+
+def pytest_addoption(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Loaded by name (`-p stub.testing.pytest_plugin`, or a conftest's `pytest_plugins`)
+    rather than by the entry point: bring the entry point's options and marker along."""
+    if not pluginmanager.is_registered(svc_stub_pytest):
+        pluginmanager.register(svc_stub_pytest, "svc_stub")
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -21,7 +21,7 @@ import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
-from stub.testing.process import START_TIMEOUT_S, StubProcess, StubStartError
+from stub.testing.process import PYTHON_M, START_TIMEOUT_S, StubProcess, StubStartError
 
 SUPPORTED = sys.platform != "win32"
 """Sharing needs fcntl's file locks; elsewhere each worker starts its own stub."""
@@ -70,7 +70,7 @@ def stop_shared_stub(directory: Path) -> None:
 
 def _launch(args: Sequence[str]) -> tuple[str, int]:
     launcher = subprocess.run(
-        [sys.executable, "-m", __name__, *args],
+        [*PYTHON_M, __name__, *args],
         capture_output=True,
         text=True,
         timeout=START_TIMEOUT_S + 5,
