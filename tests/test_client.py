@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import threading
@@ -23,6 +24,7 @@ from stub.client import (
     FaultRecord,
     Recorded,
     RecordedRequest,
+    ServedFixtures,
     StubClient,
     StubError,
     WaitTimeout,
@@ -635,6 +637,27 @@ class TestFixtures:
         assert stub.set_fixtures(ONLY) == ["only"]
         assert decision(live_stub.url, "only")["value"] is True
         assert decision(live_stub.url, "new-checkout")["found"] is False
+
+    def test_served_fixtures_reads_what_is_served(self, stub: StubClient) -> None:
+        stub.set_fixtures(ONLY)
+        served = stub.served_fixtures()
+        assert served == ServedFixtures(["only"], watching=False, reloads=0, reload_error=None)
+
+    async def test_served_fixtures_follows_watched_files(self, tmp_path: Path) -> None:
+        path = tmp_path / "flags.yaml"
+        path.write_text(GREETING_YAML, encoding="utf-8")
+        with spawn_stub("--fixtures", str(path), "--watch") as watched:
+            client = AsyncStubClient(watched.url)
+            try:
+                assert (await client.served_fixtures()).flags == ["greeting"]
+                path.write_text("flags: {only: {type: boolean, value: true}}", encoding="utf-8")
+                deadline = time.monotonic() + 10
+                while (served := await client.served_fixtures()).reloads < 1:
+                    assert time.monotonic() < deadline
+                    await asyncio.sleep(0.05)
+                assert served == ServedFixtures(["only"], True, 1, None)
+            finally:
+                await client.close()
 
     def test_set_fixtures_with_yaml_text(self, live_stub: SpawnedStub, stub: StubClient) -> None:
         assert stub.set_fixtures(GREETING_YAML) == ["greeting"]

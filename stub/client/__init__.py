@@ -17,6 +17,7 @@ from stub.client.models import (
     NamespaceInfo,
     Recorded,
     RecordedRequest,
+    ServedFixtures,
     StubError,
     WaitTimeout,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "NamespaceInfo",
     "Recorded",
     "RecordedRequest",
+    "ServedFixtures",
     "StubClient",
     "StubError",
     "WaitTimeout",

@@ -28,6 +28,7 @@ from stub.client.models import (
     NamespaceInfo,
     Recorded,
     RecordedRequest,
+    ServedFixtures,
     StubError,
     hidden_in_failures,
 )
@@ -99,6 +100,11 @@ class AsyncStubClient(Control):
         self, document: Mapping[str, Any] | str | Path, *, merge: bool = False
     ) -> list[str]:
         return await self._run(Calls.set_fixtures(document, merge))
+
+    async def served_fixtures(self) -> ServedFixtures:
+        """The flag keys served, and with `--watch` how many changes to the files were served
+        and why the last was refused."""
+        return await self._run(Calls.served_fixtures())
 
     async def seed_management(
         self, section: Mapping[str, Any] | str | Path, *, merge: bool = False

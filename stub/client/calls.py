@@ -21,6 +21,7 @@ from stub.client.models import (
     NamespaceInfo,
     Recorded,
     RecordedRequest,
+    ServedFixtures,
     StubError,
     WaitTimeout,
     hidden_in_failures,
@@ -222,6 +223,15 @@ class Calls:
     def set_fixtures(document: Mapping[str, Any] | str | Path, merge: bool) -> Call[list[str]]:
         query = {"merge": "true"} if merge else {}
         return _document_call("/_test/fixtures", _flag_keys, document, query)
+
+    @staticmethod
+    def served_fixtures() -> Call[ServedFixtures]:
+        def read(body: Json) -> ServedFixtures:
+            return ServedFixtures(
+                list(body["flags"]), body["watching"], body["reloads"], body["reloadError"]
+            )
+
+        return _json_call("GET", "/_test/fixtures", read)
 
     @staticmethod
     def seed_management(

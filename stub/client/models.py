@@ -48,6 +48,19 @@ class NamespaceInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class ServedFixtures:
+    """What a namespace serves, and how `--watch` fared with the fixture files."""
+
+    flags: list[str]
+    """Flag keys, sorted."""
+    watching: bool
+    reloads: int
+    """Changes to the files served since start-up."""
+    reload_error: str | None
+    """Why the last change was refused (None: it was not)."""
+
+
+@dataclass(frozen=True, slots=True)
 class FaultRecord:
     """The fault that fired on a request, and where it came from."""
 

@@ -30,6 +30,7 @@ from stub.client.models import (
     NamespaceInfo,
     Recorded,
     RecordedRequest,
+    ServedFixtures,
     StubError,
     hidden_in_failures,
 )
@@ -90,6 +91,11 @@ class StubClient(Control):
     ) -> list[str]:
         """Serve these fixtures (a mapping, YAML text or a file path) until reset."""
         return self._run(Calls.set_fixtures(document, merge))
+
+    def served_fixtures(self) -> ServedFixtures:
+        """The flag keys served, and with `--watch` how many changes to the files were served
+        and why the last was refused."""
+        return self._run(Calls.served_fixtures())
 
     def seed_management(
         self, section: Mapping[str, Any] | str | Path, *, merge: bool = False
