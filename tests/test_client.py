@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import pickle
+import socket
 import threading
 import time
 import urllib.error
@@ -27,6 +29,7 @@ from stub.client import (
     ServedFixtures,
     StubClient,
     StubError,
+    StubUnreachable,
     WaitTimeout,
 )
 
@@ -190,6 +193,61 @@ class TestHealth:
         client = StubClient(live_stub.url + "/")
         assert client.url == live_stub.url
         assert client.health() is True
+
+
+@pytest.fixture
+def refusing_url() -> str:
+    """A loopback port nothing listens on (bound, then closed)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+@pytest.fixture
+def silent_url() -> Iterator[str]:
+    """A server that accepts connections and never answers."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+class TestUnreachable:
+    """Nothing at the URL: one line that names it and says what to do, not a network stack."""
+
+    def test_a_refused_connection_says_where_and_what_to_do(self, refusing_url: str) -> None:
+        port = refusing_url.rsplit(":", 1)[1]
+        with pytest.raises(StubUnreachable) as caught:
+            StubClient(refusing_url).reset()
+        assert str(caught.value) == (
+            f"svc-stub at {refusing_url} does not answer ([Errno 111] Connection refused); "
+            f"start one there (svc-stub --port {port}) or correct the URL"
+        )
+        assert isinstance(caught.value, ConnectionError)
+
+    async def test_the_async_client_says_the_same(self, refusing_url: str) -> None:
+        client = AsyncStubClient(refusing_url)
+        try:
+            with pytest.raises(StubUnreachable, match=f"svc-stub at {refusing_url} does not"):
+                await client.reset()
+        finally:
+            await client.close()
+
+    def test_a_server_that_never_answers_is_unreachable_too(self, silent_url: str) -> None:
+        with pytest.raises(StubUnreachable, match="does not answer \\(timed out\\)"):
+            StubClient(silent_url, timeout_s=0.2).armed()
+
+    async def test_async_a_server_that_never_answers(self, silent_url: str) -> None:
+        client = AsyncStubClient(silent_url, timeout_s=0.2)
+        try:
+            with pytest.raises(StubUnreachable, match=f"svc-stub at {silent_url} does not"):
+                await client.armed()
+        finally:
+            await client.close()
+
+    def test_it_survives_pickling(self, refusing_url: str) -> None:
+        error = pickle.loads(pickle.dumps(StubUnreachable(refusing_url, "refused")))
+        assert (error.url, error.reason) == (refusing_url, "refused")
 
 
 def _fill_everything(url: str, client: StubClient) -> None:

@@ -19,6 +19,7 @@ from stub.client.models import (
     RecordedRequest,
     ServedFixtures,
     StubError,
+    StubUnreachable,
     WaitTimeout,
 )
 from stub.client.sync import StubClient
@@ -39,5 +40,6 @@ __all__ = [
     "ServedFixtures",
     "StubClient",
     "StubError",
+    "StubUnreachable",
     "WaitTimeout",
 ]

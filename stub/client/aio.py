@@ -30,6 +30,7 @@ from stub.client.models import (
     RecordedRequest,
     ServedFixtures,
     StubError,
+    StubUnreachable,
     hidden_in_failures,
 )
 
@@ -191,14 +192,17 @@ class AsyncStubClient(Control):
         if self._session is None:
             self._session = aiohttp.ClientSession(headers=self._headers)
         timeout = aiohttp.ClientTimeout(total=self._timeout_s + wait_of(call))
-        async with self._session.request(
-            call.method,
-            call.url(self),
-            data=call.body,
-            headers={"Content-Type": call.content_type},
-            timeout=timeout,
-        ) as answer:
-            raw = await answer.read()
-            if answer.status >= 400:
-                raise stub_error(answer.status, raw)
-            return call.read(json.loads(raw))
+        try:
+            async with self._session.request(
+                call.method,
+                call.url(self),
+                data=call.body,
+                headers={"Content-Type": call.content_type},
+                timeout=timeout,
+            ) as answer:
+                raw = await answer.read()
+        except (aiohttp.ClientConnectionError, TimeoutError) as exc:
+            raise StubUnreachable(self.base_url, str(exc) or type(exc).__name__) from None
+        if answer.status >= 400:
+            raise stub_error(answer.status, raw)
+        return call.read(json.loads(raw))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
@@ -25,6 +26,24 @@ class StubError(Exception):
         return (type(self), (self.status, self.code, self.message))
 
 
+class StubUnreachable(ConnectionError):
+    """Nothing answered at the stub's URL (refused, unresolvable, or silent past the timeout);
+    `reason` is the network's word for it."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        port = urllib.parse.urlsplit(url).port
+        start = f"svc-stub --port {port}" if port else "svc-stub"
+        super().__init__(
+            f"svc-stub at {url} does not answer ({reason}); start one there ({start}) or "
+            "correct the URL"
+        )
+        self.url = url
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[type[StubUnreachable], tuple[str, str]]:
+        return (type(self), (self.url, self.reason))
+
+
 class WaitTimeout(AssertionError):
     """A wait ran out; the message shows what was recorded instead."""
 
@@ -33,7 +52,8 @@ def hidden_in_failures(failure: Any) -> bool:
     """pytest's `__tracebackhide__` for the client's modules: a refused call or a wait that
     ran out is reported as the test's line and one `E` line (its message), not the client's
     frames; any other exception there (a bug) keeps them. `failure` is pytest's ExceptionInfo."""
-    return failure is not None and bool(failure.errisinstance((StubError, WaitTimeout)))
+    hidden = (StubError, StubUnreachable, WaitTimeout)
+    return failure is not None and bool(failure.errisinstance(hidden))
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ from stub.client.models import (
     RecordedRequest,
     ServedFixtures,
     StubError,
+    StubUnreachable,
     hidden_in_failures,
 )
 
@@ -197,3 +198,7 @@ class StubClient(Control):
         except urllib.error.HTTPError as exc:
             with exc:
                 raise stub_error(exc.code, exc.read()) from None
+        except urllib.error.URLError as exc:
+            raise StubUnreachable(self.base_url, str(exc.reason)) from None
+        except (TimeoutError, ConnectionError) as exc:  # once connected: silent, or cut off
+            raise StubUnreachable(self.base_url, str(exc) or type(exc).__name__) from None
