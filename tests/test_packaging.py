@@ -31,11 +31,15 @@ def test_the_wheel_ships_the_default_fixtures_and_the_entry_point(tmp_path: Path
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         entry_points = next(n for n in names if n.endswith("entry_points.txt"))
-        assert "svc-stub = stub.entry:main" in archive.read(entry_points).decode()
+        declared = archive.read(entry_points).decode()
+        assert "svc-stub = stub.entry:main" in declared
+        assert "svc_stub = svc_stub_pytest" in declared  # the pytest plugin, beside the package
     shipped = {
         name.removeprefix("stub/fixtures/") for name in names if name.startswith("stub/fixtures/")
     }
     assert shipped == {p.name for p in (ROOT / "fixtures").iterdir()}
     assert "stub/__main__.py" in names
+    assert "svc_stub_pytest.py" in names
+    assert not [name for name in names if name.startswith(("tests/", "bench/", "adapters/"))]
     assert "stub/openapi.json" in names
     assert "stub/default_fixtures.json" in names
