@@ -59,10 +59,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
-    """The other way round: svc-stub's `stub` loaded first, so the project's own is hidden
-    from its tests (`import stub` gets svc-stub's); say so before they fail puzzlingly."""
-    if _HIDDEN_BY is not None:  # the project's own won: the fixtures say so instead
-        return None
+    """Either way round, before tests fail puzzlingly: the project's `stub` hides svc-stub's
+    (its fixtures will say so too), or svc-stub's loaded first and hides the project's from
+    its tests (`import stub` gets svc-stub's)."""
+    if _HIDDEN_BY is not None:
+        return shadowed_message(_HIDDEN_BY)
     for own in (config.rootpath / "stub.py", config.rootpath / "stub" / "__init__.py"):
         if own.is_file() and not is_svc_stub(own.parent):
             return (

@@ -512,13 +512,14 @@ class TestMistakes:
         result = run(pytester, "--strict-markers")
         result.assert_outcomes(passed=1, errors=1)
         said = [line for line in result.stdout.lines if "'import stub' finds" in line]
-        assert said[0] == (  # the error section's one line; the summary repeats it, cut short
+        assert said[0] == (  # the one line, in full
             f"svc-stub: 'import stub' finds {own}, not svc-stub's package of that name, so "
             "its fixtures cannot load; rename that module or package (it wins wherever its "
             "folder leads sys.path: under `python -m pytest`, and in pytest-xdist's workers)"
         )
-        assert said[1].startswith("ERROR test_inner.py::test_ours - Failed: svc-stub: 'import")
-        assert len(said) == 2
+        assert said[1] == said[0]  # in the report header, then in the error section
+        assert said[2].startswith("ERROR test_inner.py::test_ours - Failed: svc-stub: 'import")
+        assert len(said) == 3
         assert "Traceback" not in result.stdout.str()
         assert "ImportError" not in result.stdout.str()
         assert "its package 'stub' is loaded" not in result.stdout.str()
