@@ -35,7 +35,7 @@ from stub.serving import (
 )
 from stub.vendor import routes as vendor
 from stub.watch import watching
-from stub.wire import ApiError, ErrorBody, runtime_error_body
+from stub.wire import ApiError, ErrorBody, request_value, runtime_error_body
 
 
 class _Plane(NamedTuple):
@@ -76,7 +76,7 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
             if config.control_token is not None and route.path.startswith("/_test/"):
                 handler = guarded(config.control_token, handler)  # before anything else
             _add(app, paths, route.method, route.path, control_route(handler), runtime_error_body)
-    if config.watch and config.fixture_paths:
+    if config.watches_files:
         app.cleanup_ctx.append(
             watching(config.fixture_paths, namespaces.reload, namespaces.reload_failed)
         )
@@ -184,7 +184,7 @@ def _add_bad_prefix(app: web.Application, paths: _Paths) -> None:
 
     async def bad_prefix(request: web.Request) -> web.StreamResponse:
         name, rest = request.match_info["name"], request.match_info["rest"] or "/"
-        if request.get(PREFIXED) is not None:
+        if request_value(request, PREFIXED) is not None:
             message = f"path: a namespace prefix is given twice ({PREFIX}{name}{rest})"
         elif is_name(urllib.parse.unquote(name)):  # the request factory only reads it as sent
             message = f"path: write the namespace prefix as {PREFIX}{name}/, not percent-encoded"

@@ -44,6 +44,11 @@ class StubConfig(NamedTuple):
     """Serve `fixture_paths` anew whenever they change on disk."""
     log_level: str = "info"
 
+    @property
+    def watches_files(self) -> bool:
+        """`--watch` with fixture files to watch (the shipped set never changes)."""
+        return self.watch and bool(self.fixture_paths)
+
 
 def is_loopback(host: str) -> bool:
     if host == "localhost":

@@ -212,6 +212,16 @@ def silent_url() -> Iterator[str]:
         yield f"http://127.0.0.1:{sock.getsockname()[1]}"
 
 
+async def unreachable_to_the_async_client(url: str, timeout_s: float = 10) -> StubUnreachable:
+    client = AsyncStubClient(url, timeout_s=timeout_s)
+    try:
+        with pytest.raises(StubUnreachable) as caught:
+            await client.armed()
+    finally:
+        await client.close()
+    return caught.value
+
+
 class TestUnreachable:
     """Nothing at the URL: one line that names it and says what to do, not a network stack."""
 
@@ -226,24 +236,16 @@ class TestUnreachable:
         assert isinstance(caught.value, ConnectionError)
 
     async def test_the_async_client_says_the_same(self, refusing_url: str) -> None:
-        client = AsyncStubClient(refusing_url)
-        try:
-            with pytest.raises(StubUnreachable, match=f"svc-stub at {refusing_url} does not"):
-                await client.reset()
-        finally:
-            await client.close()
+        raised = await unreachable_to_the_async_client(refusing_url)
+        assert str(raised).startswith(f"svc-stub at {refusing_url} does not answer (")
 
     def test_a_server_that_never_answers_is_unreachable_too(self, silent_url: str) -> None:
         with pytest.raises(StubUnreachable, match="does not answer \\(timed out\\)"):
             StubClient(silent_url, timeout_s=0.2).armed()
 
     async def test_async_a_server_that_never_answers(self, silent_url: str) -> None:
-        client = AsyncStubClient(silent_url, timeout_s=0.2)
-        try:
-            with pytest.raises(StubUnreachable, match=f"svc-stub at {silent_url} does not"):
-                await client.armed()
-        finally:
-            await client.close()
+        raised = await unreachable_to_the_async_client(silent_url, timeout_s=0.2)
+        assert str(raised).startswith(f"svc-stub at {silent_url} does not answer (")
 
     def test_it_survives_pickling(self, refusing_url: str) -> None:
         error = pickle.loads(pickle.dumps(StubUnreachable(refusing_url, "refused")))

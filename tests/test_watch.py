@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestClient
+from fireweave import EvaluationContext
 
-from conftest import AUTH, AiohttpClient, spawn_stub
+from conftest import AUTH, AiohttpClient, OpenFireweave, spawn_stub
 from stub import StubConfig, create_app
 from stub.watch import stamps
 
@@ -304,6 +305,22 @@ class TestCommand:
             "svc-stub ERROR fixtures not reloaded, the previous set is still served: "
             f"{fixture_file}: flags.a.value: required"
         ]
+
+    def test_the_published_client_reads_the_edited_file(
+        self, fixture_file: Path, open_fireweave: OpenFireweave
+    ) -> None:
+        """fireweave 0.1.0, on a spawned stub: what an edit serves is what the client reads."""
+        with spawn_stub("--fixtures", str(fixture_file), "--watch") as stub:
+            _, _, client = open_fireweave(stub.url, "any-key")
+            user = EvaluationContext(targeting_key="user-1")
+            read = client.control_points.get_string_value
+            assert read(FLAGS[7], "default", user) == "v1"
+            fixture_file.write_text(fixture_text("edited"))
+            deadline = time.monotonic() + 10
+            while stub.get("/_test/fixtures")["reloads"] < 1:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            assert read(FLAGS[7], "default", user) == "edited"
 
     def test_svc_stub_watch_turns_it_on(
         self, fixture_file: Path, monkeypatch: pytest.MonkeyPatch

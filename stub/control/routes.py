@@ -121,7 +121,7 @@ async def served_fixtures(request: web.Request) -> web.Response:
     return json_response(
         {
             "flags": sorted(state_of(request).served.fixtures.flags),
-            "watching": namespaces.config.watch and bool(namespaces.config.fixture_paths),
+            "watching": namespaces.config.watches_files,
             "reloads": namespaces.reloads,
             "reloadError": namespaces.reload_error,
         }

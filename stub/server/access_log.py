@@ -6,7 +6,7 @@ from aiohttp.abc import AbstractAccessLogger
 from aiohttp.web import BaseRequest, StreamResponse
 
 from stub.namespaces import PREFIX, PREFIXED
-from stub.wire import REDACTED, SECRET_QUERY_KEYS
+from stub.wire import REDACTED, SECRET_QUERY_KEYS, request_value
 
 
 class RedactingAccessLogger(AbstractAccessLogger):
@@ -17,7 +17,7 @@ class RedactingAccessLogger(AbstractAccessLogger):
             f"{name}={REDACTED if name.lower() in SECRET_QUERY_KEYS else value}"
             for name, value in request.query.items()
         )
-        namespace = request.get(PREFIXED)  # its prefix came off the path before routing
+        namespace = request_value(request, PREFIXED)  # its prefix came off before routing
         path = request.path if namespace is None else f"{PREFIX}{namespace}{request.path}"
         target = f"{path}?{query}" if query else path
         self.logger.debug(
