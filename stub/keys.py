@@ -58,6 +58,18 @@ def family_of(key: str) -> Family:
     return Family.OTHER
 
 
+REDACTED = "[redacted]"
+
+
+def redacted(key: str) -> str:
+    """A key with only its family's prefix left (`phc_[redacted]`), so a reader can tell which
+    key went where without ever seeing one."""
+    for prefix, _ in _PREFIXES:
+        if key.startswith(prefix):
+            return prefix + REDACTED
+    return REDACTED
+
+
 def describe(family: Family) -> str:
     """`a browser key (svc_public_...)`: the family in words, never the key."""
     return _DESCRIBED[family]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import logging
 import re
+import time
 import urllib.parse
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -59,6 +60,8 @@ class Namespaces:
 
     def __init__(self, config: StubConfig, fixtures: FixtureSet) -> None:
         self.config = config
+        self.started = time.perf_counter()
+        """The origin of every request's `arrivedMs`: one monotonic clock for the process."""
         self._seq = itertools.count(1)
         # Parsed and derived once: every namespace created from the start-up fixtures shares it.
         self._startup = Served.of(fixtures)

@@ -18,7 +18,7 @@ from stub.faults.arming import Fired, request_fault
 from stub.faults.modes import FAULTS, FaultMode, FaultSpec, Hit
 from stub.keys import ClientPlane
 from stub.namespaces import Namespaces
-from stub.state import REQUEST_STATE, StubState
+from stub.state import REQUEST_STATE, StubState, bounded_headers
 from stub.wire import (
     REQUEST_SEQ,
     RUNTIME_KEY_HINT,
@@ -124,8 +124,10 @@ def _record(
                 name,
                 status,
                 fired,
+                started,
                 time.perf_counter() - started,
                 warning,
+                bounded_headers(request.raw_headers),
             )
         )
 

@@ -22,10 +22,29 @@ from stub.vendor.documents import VendorDocuments
 
 Json = dict[str, Any]
 
-RequestRecord = tuple[int, str, str, str | None, int | None, Fired | None, float, str | None]
-"""seq, method, raw path with its query, route, status, fault, duration in seconds, key
-warning: a tuple is all recording costs on the hot path; `/_test/requests` renders (and
-redacts) it when read."""
+RawHeaders = tuple[tuple[bytes, bytes], ...]
+
+RequestRecord = tuple[
+    int, str, str, str | None, int | None, Fired | None, float, float, str | None, RawHeaders
+]
+"""seq, method, raw path with its query, route, status, fault, arrival (`time.perf_counter()`),
+duration in seconds, key warning, the headers as sent (bounded): a tuple is all recording
+costs on the hot path; `/_test/requests` renders (and redacts) it when read
+(`stub/control/journal.py`)."""
+
+MAX_RECORDED_HEADERS = 64
+MAX_RECORDED_HEADER_BYTES = 1024
+"""A request's headers as recorded: at most this many, each value cut to this size (aiohttp
+admits 8 KB a field, which 10,000 recorded requests could not afford)."""
+
+
+def bounded_headers(raw: RawHeaders) -> RawHeaders:
+    return tuple(
+        pair
+        if len(pair[1]) <= MAX_RECORDED_HEADER_BYTES
+        else (pair[0], pair[1][:MAX_RECORDED_HEADER_BYTES])
+        for pair in raw[:MAX_RECORDED_HEADERS]
+    )
 
 
 class Served(NamedTuple):

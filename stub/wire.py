@@ -11,6 +11,8 @@ import orjson
 from aiohttp import web
 from aiohttp.web_protocol import RequestPayloadError
 
+from stub.keys import redacted
+
 JSON = "application/json"
 
 MAX_WRITABLE_DEPTH = 254
@@ -212,14 +214,14 @@ def json_type(value: object) -> str:
 
 
 SECRET_QUERY_KEYS = frozenset({"token", "api_key", "apikey", "key", "secret", "access_token"})
-REDACTED = "[redacted]"
 
 
 def redacted_query(query_string: str) -> dict[str, str | list[str]]:
-    """A raw query string as a JSON object, with the value of any key-bearing parameter hidden."""
+    """A raw query string as a JSON object, with the value of any key-bearing parameter hidden
+    but for its family's prefix."""
     query: dict[str, str | list[str]] = {}
     for name, value in urllib.parse.parse_qsl(query_string, keep_blank_values=True):
-        shown = REDACTED if name.lower() in SECRET_QUERY_KEYS else value
+        shown = redacted(value) if name.lower() in SECRET_QUERY_KEYS else value
         previous = query.get(name)
         if previous is None:
             query[name] = shown

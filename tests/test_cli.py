@@ -318,7 +318,7 @@ class TestLogging:
             log = stub.process.stderr.read()
         lines = [line for line in log.splitlines() if "/v1/flags/evaluate" in line]
         assert len(lines) == 1
-        assert "token=[redacted]" in lines[0]
+        assert "token=phc_[redacted]" in lines[0]
         assert " POST /ns/t-1/batch 200 " in log  # with its namespace
         assert "phc_query_secret" not in log
         assert "sk_header_secret" not in log

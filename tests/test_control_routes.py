@@ -65,8 +65,11 @@ class TestRequestLog:
             "route",
             "status",
             "fault",
+            "arrivedMs",
             "durationMs",
             "warning",
+            "retryAfter",
+            "headers",
         }
         assert (entry["method"], entry["path"], entry["route"], entry["status"]) == (
             "POST",
@@ -74,7 +77,7 @@ class TestRequestLog:
             "evaluate",
             200,
         )
-        assert entry["query"] == {"v": "2", "token": "[redacted]"}
+        assert entry["query"] == {"v": "2", "token": "phc_[redacted]"}
         assert entry["fault"] is None
         assert entry["durationMs"] >= 0
         assert log["dropped"] == 0

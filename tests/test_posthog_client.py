@@ -371,7 +371,7 @@ class TestLocalEvaluation:
         assert (entry["method"], entry["path"], entry["query"], entry["status"]) == (
             "GET",
             "/flags/definitions",
-            {"token": "[redacted]", "send_cohorts": ""},
+            {"token": "phc_[redacted]", "send_cohorts": ""},
             200,
         )
 

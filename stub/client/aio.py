@@ -14,6 +14,8 @@ from stub.client.calls import (
     Control,
     check_count,
     find_exposure,
+    gaps_ms,
+    no_early_retry,
     no_request,
     no_warnings,
     stub_error,
@@ -182,6 +184,16 @@ class AsyncStubClient(Control):
         self, flag_key: str, targeting_key: str, variant: str | None = None
     ) -> None:
         find_exposure(await self.recorded(), flag_key, targeting_key, variant)
+
+    async def gaps_ms(self, route: str) -> list[float]:
+        """The time between each request to `route` and the next, in ms: how a client spaced
+        its retries."""
+        return gaps_ms(await self.requests(route))
+
+    async def assert_no_retry_before_retry_after(self, route: str) -> None:
+        """Every request to `route` that followed an answer carrying `Retry-After` waited at
+        least that long after it; the failure lists the ones that came back early."""
+        no_early_retry(await self.requests(route), route)
 
     async def assert_no_request(self, route: str) -> None:
         no_request(await self.requests(route), route)

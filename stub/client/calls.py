@@ -3,6 +3,7 @@ answer), with no I/O; the blocking and asyncio clients only carry the calls over
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import urllib.parse
@@ -100,7 +101,8 @@ def _recorded(body: Json) -> Recorded:
     return Recorded(body["events"], body["svcEvents"], body["targets"], body["dropped"])
 
 
-def _requests(body: Json) -> list[RecordedRequest]:
+def recorded_requests(body: Json) -> list[RecordedRequest]:
+    """`GET /_test/requests` as typed values."""
     return [
         RecordedRequest(
             seq=e["seq"],
@@ -112,6 +114,9 @@ def _requests(body: Json) -> list[RecordedRequest]:
             fault=_fault_record(e["fault"]),
             duration_ms=e["durationMs"],
             warning=e.get("warning"),
+            arrived_ms=e.get("arrivedMs", 0.0),
+            retry_after=e.get("retryAfter"),
+            headers=e.get("headers", {}),
         )
         for e in body["requests"]
     ]
@@ -217,7 +222,7 @@ class Calls:
         query = {"route": route} if route is not None else {}
         if minimum:
             query.update(min=str(minimum), waitMs=_wait_ms(wait_s))
-        return _json_call("GET", "/_test/requests", _requests, query=query)
+        return _json_call("GET", "/_test/requests", recorded_requests, query=query)
 
     @staticmethod
     def set_fixtures(document: Mapping[str, Any] | str | Path, merge: bool) -> Call[list[str]]:
@@ -312,6 +317,38 @@ def no_request(requests: list[RecordedRequest], route: str) -> None:
         raise AssertionError(
             f"expected no request to route {route!r}, got {len(requests)}:\n{lines}"
         )
+
+
+def gaps_ms(requests: list[RecordedRequest]) -> list[float]:
+    """Between each request's arrival and the next one's, in ms."""
+    return [round(b.arrived_ms - a.arrived_ms, 3) for a, b in itertools.pairwise(requests)]
+
+
+RETRY_AFTER_SLACK_MS = 5.0
+"""What a timer may fire early by (a runtime rounds its sleeps) before a wait counts as short."""
+
+
+def early_retries(requests: list[RecordedRequest]) -> list[str]:
+    """Each request that came back sooner after an answer than that answer's `Retry-After`
+    asked, in words; the wait counts from when the answer was sent (arrival plus duration)."""
+    early = []
+    for before, after in itertools.pairwise(requests):
+        if before.retry_after is None:
+            continue
+        waited = after.arrived_ms - (before.arrived_ms + before.duration_ms)
+        if waited + RETRY_AFTER_SLACK_MS < before.retry_after * 1000:
+            early.append(
+                f"#{after.seq} came {waited:.0f} ms after #{before.seq} was answered "
+                f"{before.status} with Retry-After: {before.retry_after}"
+            )
+    return early
+
+
+def no_early_retry(requests: list[RecordedRequest], route: str) -> None:
+    early = early_retries(requests)
+    if early:
+        lines = "\n".join(f"  {line}" for line in early)
+        raise AssertionError(f"retried {route!r} before Retry-After allowed:\n{lines}")
 
 
 NAMESPACE_PREFIX = "/ns/"

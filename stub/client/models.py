@@ -102,6 +102,17 @@ class RecordedRequest:
     duration_ms: float
     warning: str | None = None
     """Set when the request's key was used where the service would refuse it."""
+    arrived_ms: float = 0.0
+    """When it arrived, in ms since the stub started (one monotonic clock for every request)."""
+    retry_after: int | None = None
+    """The `Retry-After` (seconds) the stub answered it with, if any."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """What the client sent, by lower-case name; keys shown by family only
+    (`Bearer project-api-key_[redacted]`)."""
+
+    def header(self, name: str) -> str | None:
+        """One header the client sent, by any case of its name."""
+        return self.headers.get(name.lower())
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,8 @@ from stub.client.calls import (
     Control,
     check_count,
     find_exposure,
+    gaps_ms,
+    no_early_retry,
     no_request,
     no_warnings,
     stub_error,
@@ -174,6 +176,16 @@ class StubClient(Control):
     ) -> None:
         """An exposure for this flag and targeting key was captured (and, if given, variant)."""
         find_exposure(self.recorded(), flag_key, targeting_key, variant)
+
+    def gaps_ms(self, route: str) -> list[float]:
+        """The time between each request to `route` and the next, in ms: how a client spaced
+        its retries."""
+        return gaps_ms(self.requests(route))
+
+    def assert_no_retry_before_retry_after(self, route: str) -> None:
+        """Every request to `route` that followed an answer carrying `Retry-After` waited at
+        least that long after it; the failure lists the ones that came back early."""
+        no_early_retry(self.requests(route), route)
 
     def assert_no_request(self, route: str) -> None:
         no_request(self.requests(route), route)

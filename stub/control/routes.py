@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import functools
-import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
+from stub.control.journal import entry
 from stub.fixtures import parse_fixture_document, parse_yaml
 from stub.keys import parse_limits
 from stub.management.seed import parse_management
@@ -24,7 +24,6 @@ from stub.wire import (
     json_response,
     read_body,
     read_json_object,
-    redacted_query,
 )
 
 routes = web.RouteTableDef()
@@ -82,28 +81,14 @@ async def requests(request: web.Request) -> web.Response:
         return [r for r in log.snapshot() if route is None or _is_route(r[3], route)]
 
     await _wait(request, lambda: len(entries()) >= minimum)
-    return json_response({"requests": [_entry(r) for r in entries()], "dropped": log.dropped})
+    origin = request.app[NAMESPACES].started
+    journal = [entry(record, origin) for record in entries()]
+    return json_response({"requests": journal, "dropped": log.dropped})
 
 
 def _is_route(name: str | None, wanted: str) -> bool:
     """`projects` also keeps `projects.create`, `projects.list`, ...: a resource's routes."""
     return name is not None and (name == wanted or name.startswith(wanted + "."))
-
-
-def _entry(record: RequestRecord) -> dict[str, Any]:
-    seq, method, raw_path, route, status, fired, duration_s, warning = record
-    path, _, query = raw_path.partition("?")
-    return {
-        "seq": seq,
-        "method": method,
-        "path": urllib.parse.unquote(path),
-        "query": redacted_query(query),
-        "route": route,
-        "status": status,
-        "fault": fired.to_json() if fired else None,
-        "durationMs": round(duration_s * 1000, 3),
-        "warning": warning,
-    }
 
 
 @routes.post("/_test/flags", name="set_flags")

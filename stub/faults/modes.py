@@ -47,6 +47,9 @@ class FaultMode(StrEnum):
 
 DEFAULT_DELAY_MS = 10_000  # longer than every client's 3000 ms timeout, so `delay` times out
 DEFAULT_RETRY_AFTER_S = 1
+RETRY_LATER = frozenset({429, 503})
+"""The statuses that tell a client when to come back: a `status` fault of either says when in
+`Retry-After`, as the `429` mode does."""
 
 
 class FaultSpec(NamedTuple):
@@ -66,6 +69,14 @@ class FaultSpec(NamedTuple):
             "body": self.body,
             "retryAfter": self.retry_after_s,
         }
+
+    def retry_after(self) -> int | None:
+        """The `Retry-After` its answer carries, in seconds (None: it carries none)."""
+        if self.mode is FaultMode.RATE_LIMITED:
+            return self.retry_after_s
+        if self.mode is FaultMode.STATUS and self.status in RETRY_LATER:
+            return self.retry_after_s
+        return None
 
 
 class Hit(NamedTuple):
@@ -123,7 +134,11 @@ async def server_error(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
 async def status(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
     await _drain(hit.request)
     code = spec.status or 500
-    return _error(hit, spec, code, f"HTTP_{code}")
+    response = _error(hit, spec, code, f"HTTP_{code}")
+    retry_after = spec.retry_after()
+    if retry_after is not None:
+        response.headers["Retry-After"] = str(retry_after)
+    return response
 
 
 async def invalid_json(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from aiohttp.abc import AbstractAccessLogger
 from aiohttp.web import BaseRequest, StreamResponse
 
+from stub.keys import redacted
 from stub.namespaces import PREFIX, PREFIXED
-from stub.wire import REDACTED, SECRET_QUERY_KEYS, request_value
+from stub.wire import SECRET_QUERY_KEYS, request_value
 
 
 class RedactingAccessLogger(AbstractAccessLogger):
@@ -14,7 +15,7 @@ class RedactingAccessLogger(AbstractAccessLogger):
 
     def log(self, request: BaseRequest, response: StreamResponse, time: float) -> None:
         query = "&".join(
-            f"{name}={REDACTED if name.lower() in SECRET_QUERY_KEYS else value}"
+            f"{name}={redacted(value) if name.lower() in SECRET_QUERY_KEYS else value}"
             for name, value in request.query.items()
         )
         namespace = request_value(request, PREFIXED)  # its prefix came off before routing
