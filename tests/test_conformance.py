@@ -87,10 +87,17 @@ class TestTheReferenceAdapter:
         verdicts = {line.split()[1]: line.split()[0] for line in lines[1:-1]}
         declared = Adapter(fireweave_adapter).info().expected_failures
         assert {case for case, verdict in verdicts.items() if verdict == "XFAIL"} == set(declared)
-        assert set(verdicts.values()) == {"PASS", "XFAIL"}
+        # It retries register at once whatever Retry-After asks: the spec is silent on timing
+        assert {case for case, verdict in verdicts.items() if verdict == "WARN"} == {
+            "registration/waits-for-retry-after-on-a-429",
+            "registration/waits-for-retry-after-on-a-503",
+        }
+        assert set(verdicts.values()) == {"PASS", "WARN", "XFAIL"}
         assert set(verdicts) == {case.id for case in load_cases() if case.plane == "runtime"}
         passed = len(verdicts) - len(declared)
-        assert lines[-1] == f"{passed} passed, 0 failed, {len(declared)} expected failures"
+        assert lines[-1] == (
+            f"{passed} passed, 0 failed, 2 with warnings, {len(declared)} expected failures"
+        )
         suite = ElementTree.parse(junit).getroot()
         assert (suite.get("tests"), suite.get("failures")) == (str(len(verdicts)), "0")
         assert len(suite.findall("testcase/skipped")) == len(declared)

@@ -23,10 +23,12 @@ AREAS = ("reads", "faults", "registration", "exposures", "lifecycle", "configura
 PLANES = ("runtime", "vendor")
 """The routes an adapter's client calls: the service's `/v1` runtime plane, or the legacy
 vendor routes (a file of cases says which it is for; by default the runtime plane)."""
+ROUTES = ("evaluate", "capture", "register", "flags", "batch")
+"""The client routes a case can count or time (`/_test/requests` route names)."""
 CALLS = ("evaluate", "register", "recordExposure", "flushExposures", "signal", "shutdown")
 _CASE_KEYS = {
     "name", "description", "needs", "fixtures", "fault", "offline", "client", "create",
-    "steps", "wire",
+    "steps", "wire", "timing",
 }  # fmt: skip
 _STEP_KEYS = {"call", "args", "expect", "measured"}
 _WIRE_KEYS = {"requests", "exposures", "signals", "targets", "events"}
@@ -65,6 +67,9 @@ class Case(NamedTuple):
     wire: Json
     """What the stub must have recorded: `requests` per route, `exposures`, `signals`,
     `targets`, and for the vendor plane `events` (`/batch` items)."""
+    timing: str | None = None
+    """A route whose requests' spacing the case reports; a request that came back before a
+    `Retry-After` allowed is a warning (the spec is silent on timing)."""
 
     @property
     def id(self) -> str:
@@ -126,7 +131,16 @@ def _case(area: str, plane: str, raw: Any, where: str) -> Case:
         create=raw.get("create"),
         steps=steps,
         wire=wire,
+        timing=_timing(raw.get("timing"), f"{where}.timing"),
     )
+
+
+def _timing(raw: Any, where: str) -> str | None:
+    if raw is None:
+        return None
+    if raw not in ROUTES:
+        raise CaseError(f"{where}: {raw!r} is not one of {', '.join(ROUTES)}")
+    return str(raw)
 
 
 def _step(raw: Any, where: str) -> Step:

@@ -4,11 +4,13 @@ library returned, and what the stub recorded."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import secrets
 import socket
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -17,6 +19,7 @@ from contextlib import contextmanager
 from typing import Any, NamedTuple
 from xml.etree import ElementTree
 
+from stub.client.calls import early_retries, recorded_requests
 from stub.conformance.cases import Case
 from stub.conformance.protocol import ERROR_CODES, Adapter, AdapterError, AdapterInfo
 
@@ -40,13 +43,16 @@ class Result(NamedTuple):
     declares), XPASS (passed though declared to fail: a failure, so the list stays true)."""
     problems: tuple[str, ...]
     duration_s: float
+    notes: tuple[str, ...] = ()
+    """What the case measured, whatever the verdict (how a client spaced its retries)."""
 
     @property
     def failed(self) -> bool:
         return self.verdict in ("FAIL", "XPASS")
 
     def line(self) -> str:
-        detail = f": {self.case.description}: " + "; ".join(self.problems) if self.problems else ""
+        said = self.problems + self.notes
+        detail = f": {self.case.description}: " + "; ".join(said) if said else ""
         detail = _text(detail, limit=2000)
         return f"{self.verdict:<5} {self.case.id} ({self.duration_s:.2f} s){detail}"
 
@@ -84,7 +90,8 @@ def run_case(run: Run, case: Case) -> Result:
         _judge(run, case, judged)
     except AdapterError as exc:
         judged.hard.append(f"adapter error: {exc}")
-    return _verdict(run, case, judged, time.perf_counter() - started)
+    result = _verdict(run, case, judged, time.perf_counter() - started)
+    return result._replace(notes=tuple(judged.notes))
 
 
 class _Judged:
@@ -96,6 +103,7 @@ class _Judged:
         self.problems: list[str] = []
         self.warnings: list[str] = []
         self.hard: list[str] = []
+        self.notes: list[str] = []
 
 
 def _verdict(run: Run, case: Case, judged: _Judged, duration_s: float) -> Result:
@@ -141,6 +149,8 @@ def _judge(run: Run, case: Case, judged: _Judged) -> None:
                 else:
                     _steps(run.adapter, client_id, case, answers, judged)
                     problems += _wire(control, case)
+                    if case.timing is not None:
+                        _timing(control, case.timing, judged)
                     judged.hard += _no_secret_sent(control, api_key)
             except AdapterError:
                 adapter_failed = True  # (a hung adapter would hang the shutdown call too)
@@ -148,6 +158,7 @@ def _judge(run: Run, case: Case, judged: _Judged) -> None:
             finally:
                 _close(run.adapter, client_id, case, skip_shutdown=adapter_failed)
         judged.hard += _no_secret(answers, api_key)
+        judged.problems += _no_host(answers, api_url)
 
 
 def _steps(
@@ -200,7 +211,8 @@ def _compare(label: str, got: Json, wanted: Json, *, measured: bool = False) -> 
             found += [f"{label}.errorMessage: holds {part!r}" for part in value if part in message]
             continue
         if key == "reasonOrCode":  # the spec's reason, or OpenFeature's ERROR plus that code
-            if value not in (got.get("reason"), got.get("errorCode")):
+            reason = got.get("reason")
+            if reason != value and (reason, got.get("errorCode")) != ("ERROR", value):
                 found.append(
                     f"{label}: {word} reason or errorCode {_shown(value)}, got reason "
                     f"{_shown(got.get('reason'))} and errorCode {_shown(got.get('errorCode'))}"
@@ -266,6 +278,30 @@ def _no_secret(answers: list[Json], api_key: str | None) -> list[str]:
     )
 
 
+def _no_host(answers: list[Json], api_url: str) -> list[str]:
+    """The spec: "Error messages and logs never echo the host, key or bearer tokens"."""
+    host = urllib.parse.urlsplit(api_url).hostname
+    if not host:
+        return []
+    return [
+        f"{label}: holds the host {host!r} (messages never echo the host)"
+        for label, message in _messages(answers)
+        if host.lower() in message.lower()
+    ]
+
+
+def _messages(answers: list[Json]) -> Iterator[tuple[str, str]]:
+    """Every message the library gave: a refusal's, an error's, what it raised."""
+    for index, answer in enumerate(answers):
+        label = "create" if index == 0 else f"steps[{index - 1}]"
+        refusal = answer.get("error")
+        if isinstance(refusal, dict) and refusal.get("message"):
+            yield f"{label}.error.message", str(refusal["message"])
+        for field in ("errorMessage", "raised"):
+            if answer.get(field):
+                yield f"{label}.{field}", str(answer[field])
+
+
 def _holds_key(values: object, api_key: str | None) -> bool:
     text = json.dumps(values)
     return (api_key or API_KEY) in text or SECRET in text
@@ -303,6 +339,20 @@ def _wire(control: _Control, case: Case) -> list[str]:
     if "events" in wanted:
         problems += _wire_list("events", events["events"], wanted["events"])
     return problems
+
+
+def _timing(control: _Control, route: str, judged: _Judged) -> None:
+    """How the client spaced its requests to `route` (a note), and whether it waited as long
+    as each `Retry-After` asked (a warning if not: the spec is silent on timing)."""
+    sent = recorded_requests(control.get(f"/_test/requests?route={route}"))
+    for before, after in itertools.pairwise(sent):
+        waited = after.arrived_ms - (before.arrived_ms + before.duration_ms)
+        asked = "" if before.retry_after is None else f" with Retry-After: {before.retry_after}"
+        judged.notes.append(f"{route} sent again {waited:.0f} ms after a {before.status}{asked}")
+    judged.warnings += [
+        f"timing: {route} retried before Retry-After allowed: {early}"
+        for early in early_retries(sent)
+    ]
 
 
 def _delays(case: Case) -> bool:
