@@ -22,6 +22,7 @@ from xml.etree import ElementTree
 from stub.client.calls import early_retries, recorded_requests
 from stub.conformance.cases import Case
 from stub.conformance.protocol import ERROR_CODES, Adapter, AdapterError, AdapterInfo
+from stub.keys import REDACTED
 
 Json = dict[str, Any]
 
@@ -151,7 +152,7 @@ def _judge(run: Run, case: Case, judged: _Judged) -> None:
                     problems += _wire(control, case)
                     if case.timing is not None:
                         _timing(control, case.timing, judged)
-                    judged.hard += _no_secret_sent(control, api_key)
+                    judged.hard += _no_secret_sent(control, api_key, case.plane)
             except AdapterError:
                 adapter_failed = True  # (a hung adapter would hang the shutdown call too)
                 raise
@@ -214,8 +215,9 @@ def _compare(label: str, got: Json, wanted: Json, *, measured: bool = False) -> 
             reason = got.get("reason")
             if reason != value and (reason, got.get("errorCode")) != ("ERROR", value):
                 found.append(
-                    f"{label}: {word} reason or errorCode {_shown(value)}, got reason "
-                    f"{_shown(got.get('reason'))} and errorCode {_shown(got.get('errorCode'))}"
+                    f'{label}: {word} reason {_shown(value)}, or reason "ERROR" with '
+                    f"errorCode {_shown(value)}; got reason {_shown(got.get('reason'))} and "
+                    f"errorCode {_shown(got.get('errorCode'))}"
                 )
             continue
         actual = got.get(key)
@@ -259,15 +261,25 @@ def _text(value: Any, limit: int = 300) -> str:
     return cleaned if len(cleaned) <= limit else cleaned[:limit] + "..."
 
 
-def _no_secret_sent(control: _Control, api_key: str | None) -> list[str]:
-    """Nor may any event or target the client sent (the key belongs in a header only)."""
+def _no_secret_sent(control: _Control, api_key: str | None, plane: str) -> list[str]:
+    """Nor may any event or target the client sent, nor on the runtime plane any URL it
+    called: the key belongs in a header only (the journal shows a key-bearing query parameter
+    as `<family>[redacted]`; the vendor's definitions poll carries its token there by design)."""
     recorded = control.get("/_test/events")
     sent = [recorded["events"], recorded["svcEvents"], recorded["targets"]]
-    return (
-        ["an event or target the client sent contains the API key"]
-        if _holds_key(sent, api_key)
-        else []
-    )
+    found = []
+    if _holds_key(sent, api_key):
+        found.append("an event or target the client sent contains the API key")
+    journal = control.get("/_test/requests")["requests"] if plane == "runtime" else []
+    for entry in journal:
+        url = [entry["path"], entry["query"]]
+        if _holds_key(url, api_key) or REDACTED in json.dumps(entry["query"]):
+            found.append(
+                f"the API key travelled in the URL of {entry['method']} {entry['path']} "
+                "(it belongs in the Authorization header)"
+            )
+            break
+    return found
 
 
 def _no_secret(answers: list[Json], api_key: str | None) -> list[str]:
