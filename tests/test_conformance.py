@@ -580,6 +580,37 @@ class TestContractFixtures:
         assert contract.case is not None
         assert contract.case.fault == armed
 
+    @pytest.mark.parametrize(
+        ("local", "skip"),
+        [(False, None), (True, "given.config.localEvaluation: not an option the adapter "
+                               "protocol carries")],
+    )  # fmt: skip
+    def test_local_evaluation_off_is_the_default_and_runs_on_is_a_skip(
+        self, tmp_path: Path, local: bool, skip: str | None
+    ) -> None:
+        from stub.conformance.contracts import load_contracts
+
+        fixture = json.loads((CONTRACTS / "agreed" / "fault-backend-503.json").read_text())
+        fixture["given"]["config"] = {"localEvaluation": local}
+        (tmp_path / "one.json").write_text(json.dumps(fixture))
+        (contract,) = load_contracts(tmp_path)
+        assert contract.skipped == skip
+        assert (contract.case is None) == local
+
+    def test_an_extension_is_skipped_for_what_cannot_be_set_not_for_having_no_wire_effect(
+        self, tmp_path: Path
+    ) -> None:
+        from stub.conformance.contracts import load_contracts
+
+        fixture = json.loads((CONTRACTS / "agreed" / "fault-backend-503.json").read_text())
+        fixture["suite"] = "extensions"
+        (tmp_path / "one.json").write_text(json.dumps(fixture))
+        (contract,) = load_contracts(tmp_path)
+        assert contract.skipped is not None
+        assert "no wire effect" not in contract.skipped
+        assert "cannot set" in contract.skipped
+        assert "reach /v1/capture" in contract.skipped
+
     def test_nested_context_attributes_are_sent_flat(self, tmp_path: Path) -> None:
         from stub.conformance.contracts import load_contracts
 

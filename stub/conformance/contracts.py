@@ -4,7 +4,7 @@ adapter against the stub, with `given.flags` served and `given.fault` armed as t
 
 Strict: a field or mode the stub cannot express makes the fixture a skip that names it, never a
 silent drop that could turn a negative case into a pass. Client-side fixtures (context
-validation, extensions, operations with no wire effect) are skipped with that reason.
+validation, extensions, operations that are no wire call) are skipped with that reason.
 """
 
 from __future__ import annotations
@@ -39,7 +39,12 @@ _EXPECT_FIELDS = {"value", "variant", "reason", "errorCode", "errorMessage", "er
                   "flagMetadata", "errorMessageMustNotContain"}  # fmt: skip
 _CLIENT_SIDE_SUITES = {
     "context": "context validation happens in the client, with no wire effect",
-    "extensions": "extensions have no wire effect the kit can observe",
+    "extensions": (
+        "an extension's set-up (release context, exposure queue, global or client context, "
+        "domains) is state inside the client that the adapter protocol cannot set; the "
+        "exposures and signals it sends reach /v1/capture, where the kit's own exposures "
+        "cases check them"
+    ),
 }
 
 
@@ -204,6 +209,8 @@ def _client(config: Json) -> tuple[Json, bool]:
             options[_CONFIG_OPTIONS[key]] = value
         elif key == "projectApiKey":  # the client gets it, so messages are checked against it
             client["apiKey"] = value
+        elif key == "localEvaluation" and value is False:
+            pass  # remote evaluation, the default: what every adapter's client does
         else:
             raise Unsupported(f"given.config.{key}: not an option the adapter protocol carries")
     client["options"] = options
