@@ -5,7 +5,10 @@ its reference adapter (adapters/posthog_node.mjs), passes every vendor case."""
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
+import socket
 import subprocess
 import sys
 import urllib.request
@@ -24,7 +27,8 @@ NPM = shutil.which("npm")
 
 if NODE is None or NPM is None:
     pytest.skip(
-        "node and npm are needed for the posthog-node adapter: apt-get install -y nodejs npm",
+        "node 20+ and npm are needed for the posthog-node adapter (Debian: apt-get install -y "
+        "nodejs npm)",
         allow_module_level=True,
     )
 
@@ -106,3 +110,36 @@ class TestThePosthogNodeAdapter:
         assert (info["protocol"], info["language"], info["plane"]) == (1, "node", "vendor")
         assert info["name"] == f"posthog-node {installed_version(node_install)} (Node)"
         assert info["expectedFailures"] == {}
+
+
+class TestTheReadmeExample:
+    def test_the_node_block_runs_as_written_and_passes(self, tmp_path: Path) -> None:
+        """In a directory holding a copy of adapters/, on a free port, with this interpreter
+        for `svc-stub`, and the adapter stopped by its PID afterwards."""
+        readme = (ROOT / "README.md").read_text(encoding="utf-8")
+        section = readme[readme.index("\n## Checking a client library\n") :]
+        (block,) = [b for b in re.findall(r"```sh\n(.*?)```", section, re.S) if "node " in b]
+        install, start, check = [line.split("  #")[0] for line in block.strip().splitlines()]
+        (tmp_path / "adapters").mkdir()
+        for name in ("package.json", "posthog_node.mjs"):
+            shutil.copy(ADAPTERS / name, tmp_path / "adapters" / name)
+        port = str(free_port())
+        script = (
+            f"{install} --silent --no-audit --no-fund\n{start.replace('3904', port)}\n"
+            "adapter=$!; trap 'kill $adapter' EXIT; sleep 1\n"
+            f"{check.replace('svc-stub', f'{sys.executable} -m stub', 1).replace('3904', port)}\n"
+        )
+        done = subprocess.run(
+            ["bash", "-c", script], capture_output=True, text=True, timeout=300, check=False,
+            cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        vendor = load_cases(areas=["vendor"])
+        assert done.stdout.splitlines()[-1] == f"{len(vendor)} passed, 0 failed"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
