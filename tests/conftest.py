@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
+import sys
 import urllib.request
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -97,3 +100,40 @@ def open_fireweave() -> Iterator[OpenFireweave]:
     yield open_one
     for client in clients:
         client.shutdown()
+
+
+def free_port() -> int:
+    """A loopback port free right now (for examples that name one, run as written)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextmanager
+def adapter_process(command: Sequence[str], cwd: Path | None = None) -> Iterator[str]:
+    """A conformance adapter (`command` ends in `--port 0`), run as a team would run theirs:
+    its URL from its ready line; stopped by its PID."""
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith("adapter listening on "), line
+        yield line.removeprefix("adapter listening on ").strip()
+    finally:
+        process.terminate()
+        process.wait(5)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+def run_kit(*args: str) -> subprocess.CompletedProcess[str]:
+    """`svc-stub conformance ARGS`, as a CI job runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "stub", "conformance", *args],
+        cwd=Path(__file__).resolve().parent.parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )

@@ -5,13 +5,12 @@ deliberately wrong client whose every broken rule the kit catches, on the wire."
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from conftest import SpawnedStub, spawn_stub
+from conftest import SpawnedStub, adapter_process, run_kit, spawn_stub
 from stub.conformance.cases import AREAS, CaseError, load_cases
 from stub.conformance.protocol import Adapter
 from stub.conformance.runner import Result, Run, run_cases
@@ -28,35 +27,19 @@ ROOT = Path(__file__).resolve().parent.parent
 Json = dict[str, Any]
 
 
-@contextmanager
-def adapter_process(script: str) -> Iterator[str]:
-    """A reference adapter, run as a team would run theirs; stopped by its PID."""
-    process = subprocess.Popen(
-        [sys.executable, str(ROOT / "adapters" / script), "--port", "0"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        assert line.startswith("adapter listening on "), line
-        yield line.removeprefix("adapter listening on ").strip()
-    finally:
-        process.terminate()
-        process.wait(5)
-        if process.stdout is not None:
-            process.stdout.close()
+def reference_adapter(script: str) -> AbstractContextManager[str]:
+    return adapter_process([sys.executable, str(ROOT / "adapters" / script), "--port", "0"])
 
 
 @pytest.fixture(scope="module")
 def fireweave_adapter() -> Iterator[str]:
-    with adapter_process("fireweave_python.py") as url:
+    with reference_adapter("fireweave_python.py") as url:
         yield url
 
 
 @pytest.fixture(scope="module")
 def posthog_adapter() -> Iterator[str]:
-    with adapter_process("posthog_python.py") as url:
+    with reference_adapter("posthog_python.py") as url:
         yield url
 
 
@@ -66,14 +49,7 @@ def kit_stub() -> Iterator[SpawnedStub]:
         yield stub
 
 
-def kit(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "stub", "conformance", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+kit = run_kit
 
 
 class TestTheReferenceAdapter:

@@ -8,7 +8,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import urllib.request
@@ -18,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from conftest import adapter_process, free_port, run_kit
 from stub.conformance.cases import load_cases
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,35 +55,9 @@ def node_install(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def node_adapter(node_install: Path) -> Iterator[str]:
-    """The adapter, run as a team would run theirs; stopped by its PID."""
     assert NODE is not None
-    process = subprocess.Popen(
-        [NODE, str(node_install / "posthog_node.mjs"), "--port", "0"],
-        cwd=node_install,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        assert line.startswith("adapter listening on "), line
-        yield line.removeprefix("adapter listening on ").strip()
-    finally:
-        process.terminate()
-        process.wait(5)
-        if process.stdout is not None:
-            process.stdout.close()
-
-
-def kit(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "stub", "conformance", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    with adapter_process([NODE, str(node_install / "posthog_node.mjs"), "--port", "0"]) as url:
+        yield url
 
 
 def installed_version(node_install: Path) -> str:
@@ -95,7 +69,7 @@ def installed_version(node_install: Path) -> str:
 
 class TestThePosthogNodeAdapter:
     def test_posthog_node_passes_every_vendor_case(self, node_adapter: str) -> None:
-        done = kit("--adapter", node_adapter)
+        done = run_kit("--adapter", node_adapter)
         assert done.returncode == 0, done.stdout + done.stderr
         lines = done.stdout.splitlines()
         vendor = {case.id for case in load_cases(areas=["vendor"])}
@@ -136,10 +110,3 @@ class TestTheReadmeExample:
         assert done.returncode == 0, done.stdout + done.stderr
         vendor = load_cases(areas=["vendor"])
         assert done.stdout.splitlines()[-1] == f"{len(vendor)} passed, 0 failed"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port

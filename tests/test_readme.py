@@ -8,7 +8,6 @@ import ast
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conftest import SpawnedStub, spawn_stub
+from conftest import SpawnedStub, free_port, spawn_stub
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 SEPARATOR = "@@svc-stub-step@@"
@@ -211,6 +210,24 @@ class TestWithThePythonClientSection:
         assert shown == [repr(value)]
 
 
+def pytest_in_a_new_project(
+    directory: Path, name: str, example: str
+) -> subprocess.CompletedProcess[str]:
+    """The example saved as `name` in a directory of its own and run with pytest: the plugin
+    comes from the installed package, nothing else is needed."""
+    (directory / name).write_text(example, encoding="utf-8")
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("SVC_STUB", "PYTEST_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", name],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=directory,
+        env=environment,
+    )
+
+
 class TestInPytestSection:
     def test_the_example_is_a_complete_file_that_passes_in_a_new_project(
         self, tmp_path: Path
@@ -220,19 +237,7 @@ class TestInPytestSection:
         section = README.read_text(encoding="utf-8")
         section = section[section.index("\n## In pytest: one fixture\n") :]
         (example,) = re.findall(r"```python\n(.*?)```", section[: section.index("\n## ", 5)], re.S)
-        (tmp_path / "test_checkout.py").write_text(example, encoding="utf-8")
-        environment = {
-            k: v for k, v in os.environ.items() if not k.startswith(("SVC_STUB", "PYTEST_"))
-        }
-        done = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_checkout.py"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-            cwd=tmp_path,
-            env=environment,
-        )
+        done = pytest_in_a_new_project(tmp_path, "test_checkout.py", example)
         assert done.returncode == 0, done.stdout + done.stderr
         assert "2 passed" in done.stdout
 
@@ -245,19 +250,7 @@ class TestTheJournalExample:
         section = text[text.index("**The journal: when and how each request came.**") :]
         example = re.findall(r"```python\n(.*?)```", section, re.S)[0]
         assert "def test_fireweave_0_1_0_retries_register_at_once" in example
-        (tmp_path / "test_retries.py").write_text(example, encoding="utf-8")
-        environment = {
-            k: v for k, v in os.environ.items() if not k.startswith(("SVC_STUB", "PYTEST_"))
-        }
-        done = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_retries.py"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-            cwd=tmp_path,
-            env=environment,
-        )
+        done = pytest_in_a_new_project(tmp_path, "test_retries.py", example)
         assert done.returncode == 0, done.stdout + done.stderr
         assert "1 passed" in done.stdout
 
@@ -315,13 +308,6 @@ class TestCheckingAClientLibrarySection:
             adapter.unlink()
         assert done.returncode == 0, done.stdout + done.stderr
         assert done.stdout.splitlines()[-1] == "17 passed, 0 failed"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 class TestKeysAndPlanesSection:
