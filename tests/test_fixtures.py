@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fireweave import EvaluationContext
 
+from conftest import OpenFireweave, spawn_stub
 from stub.fixtures import (
     DEFAULT_SET,
     FixtureError,
@@ -881,7 +883,7 @@ class TestDuplicateKeys:
             ' "a": {"type": "number", "value": 2}}}',
         )
         with pytest.raises(
-            FixtureError, match=r"twice.json: invalid YAML at line 2.*'a' appears twice"
+            FixtureError, match=r"twice.json: invalid JSON: the key 'a' appears twice"
         ):
             load_fixture_file(path)
 
@@ -1230,16 +1232,16 @@ class TestDefaultFixtureSet:
         assert json.loads(DEFAULT_SET.read_text(encoding="utf-8")) == parsed
         assert load_fixture_file(DEFAULT_SET) == load_fixture_file(source)
 
-    def test_a_json_file_is_read_as_yaml_so_its_mistakes_name_the_line(
+    def test_a_json_file_is_read_as_json_so_its_mistakes_name_the_line(
         self, tmp_path: Path
     ) -> None:
-        lenient = tmp_path / "lenient.json"  # a trailing comma and a comment: YAML takes both
-        lenient.write_text('{"flags": {"f": {"type": "number", "value": 1}, }} # note\n')
-        assert load_fixture_file(lenient).flags["f"].value == 1
-        broken = tmp_path / "broken.json"
-        broken.write_text('{"flags": [}')
-        with pytest.raises(FixtureError, match=r"broken.json: invalid YAML at line 1"):
-            load_fixture_file(broken)
+        lenient = tmp_path / "lenient.json"  # a trailing comma: YAML took it, JSON does not
+        lenient.write_text('{"flags": {"f": {"type": "number", "value": 1}, }}\n')
+        with pytest.raises(FixtureError, match=r"lenient.json: invalid JSON at line 1, col"):
+            load_fixture_file(lenient)
+        yaml_file = tmp_path / "lenient.yaml"  # the same text is fine YAML
+        yaml_file.write_text(lenient.read_text())
+        assert load_fixture_file(yaml_file).flags["f"].value == 1
 
     def test_is_not_empty_and_every_flag_has_a_version(self, default_set: FixtureSet) -> None:
         assert default_set.flags
@@ -1298,3 +1300,37 @@ class TestDefaultFixtureSet:
         unconditional = [f for f in default_set.flags.values() if not f.is_conditional]
         assert len(unconditional) >= 2
         assert all(flag.matches("", {}) for flag in unconditional)
+
+
+class TestJsonFilesAreReadAsJson:
+    """RFC 8259 section 7: a character outside the Basic Multilingual Plane may be written as
+    an escaped surrogate pair, as Python's `json.dumps` writes emoji; YAML would split it."""
+
+    def test_an_escaped_surrogate_pair_is_served_to_the_published_client(
+        self, tmp_path: Path, open_fireweave: OpenFireweave
+    ) -> None:
+        rocket = tmp_path / "rocket.json"
+        rocket.write_text(json.dumps({"flags": {"rocket": {"type": "string", "value": "🚀"}}}))
+        assert "\\ud83d\\ude80" in rocket.read_text()
+        with spawn_stub("--fixtures", str(rocket), read_log=False) as stub:
+            _, _, client = open_fireweave(stub.url, "project-api-key_rocket")
+            context = EvaluationContext(targeting_key="u")
+            assert client.control_points.get_string_value("rocket", "none", context) == "🚀"
+
+    @pytest.mark.parametrize(
+        ("text", "said"),
+        [
+            ('{"flags": {"a": 1,}}', "rocket.json: invalid JSON at line 1, column 19: "),
+            ('{"flags": {}, "flags": {}}', "rocket.json: invalid JSON: the key 'flags' appears"),
+            ('{"flags": {"a": {"type": "number", "value": NaN}}}', "NaN is not JSON"),
+            ('{"flags": {"a": {"type": "string", "value": "\\ud800"}}}', "flags.a.value"),
+        ],
+    )
+    def test_a_json_mistake_is_one_line_naming_the_file(
+        self, tmp_path: Path, text: str, said: str
+    ) -> None:
+        (tmp_path / "rocket.json").write_text(text)
+        with pytest.raises(FixtureError) as raised:
+            load_fixture_file(tmp_path / "rocket.json")
+        assert said in str(raised.value)
+        assert "\n" not in str(raised.value)
