@@ -43,12 +43,16 @@ class _Plane(NamedTuple):
 
     routes: web.RouteTableDef
     error_body: ErrorBody = runtime_error_body
+    trailing_slash: bool = True
+    """Also served with a trailing slash (the runtime and vendor clients send one). The
+    management plane serves the spec's paths exactly: `GET /v1/projects/` from a tool that
+    built the URL from an empty id must be a 404, not the list decoded as an empty row."""
 
 
 CLIENT_PLANES = (
     _Plane(runtime.routes),
     _Plane(vendor.routes),
-    _Plane(management.routes, management.error_body),
+    _Plane(management.routes, management.error_body, trailing_slash=False),
 )
 
 
@@ -65,7 +69,7 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
         for path, routes in _by_path(plane.routes).items():
             handlers = {route.method: _client_route(namespaces, route, plane) for route in routes}
             # clients also use a trailing slash: served in place, never redirected
-            for spelling in (path, path + "/"):
+            for spelling in (path, path + "/") if plane.trailing_slash else (path,):
                 for method, handler in handlers.items():
                     _add(app, paths, method, spelling, handler, plane.error_body)
     for table in (control.routes, registry.routes):

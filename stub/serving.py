@@ -233,7 +233,11 @@ def unmatched(allowed: Callable[[str], Iterable[str]]) -> Handler:
             allow = ", ".join(methods)
             message = f"{request.method} is not allowed on {request.path} (allowed: {allow})"
             raise ApiError(405, "METHOD_NOT_ALLOWED", message, {"Allow": allow})
-        raise ApiError(404, "NOT_FOUND", f"no route {request.method} {request.path}")
+        message = f"no route {request.method} {request.path}"
+        bare = request.path.rstrip("/")
+        if bare != request.path and bare and any(allowed(bare)):
+            message += f": {bare} is served without the trailing slash (an id left empty?)"
+        raise ApiError(404, "NOT_FOUND", message)
 
     return route
 

@@ -697,6 +697,27 @@ class TestPlaneErrors:
             error("NOT_FOUND", "no route GET /v1/projects/proj_checkout/rollouts"),
         )
 
+    @pytest.mark.parametrize(
+        ("method", "path", "served"),
+        [
+            ("GET", "/v1/projects/", "/v1/projects"),
+            ("DELETE", "/v1/projects/", "/v1/projects"),
+            ("GET", f"{CHECKOUT}/environments/", f"{CHECKOUT}/environments"),
+            ("PATCH", f"{CHECKOUT}/", CHECKOUT),
+            ("GET", "/v1/whoami/", "/v1/whoami"),
+        ],
+    )
+    async def test_a_trailing_slash_as_from_an_empty_id_is_a_404_that_says_so(
+        self, mgmt: Client, method: str, path: str, served: str
+    ) -> None:
+        status, body = await call(mgmt, method, path, {} if method == "PATCH" else None)
+        message = (
+            f"no route {method} {path}: {served} is served without the trailing slash "
+            "(an id left empty?)"
+        )
+        assert (status, body) == (404, error("NOT_FOUND", message))
+        assert (await ok(mgmt, "GET", CHECKOUT))["project"]["slug"] == "checkout"
+
     async def test_the_consoles_routes_under_api_are_not_served_and_say_so_in_this_envelope(
         self, mgmt: Client
     ) -> None:

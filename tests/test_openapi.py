@@ -258,14 +258,24 @@ class TestRouteCoverage:
             f"in the document but not served: {not_served}"
         )
 
-    def test_every_runtime_vendor_and_management_route_is_listed_with_its_trailing_slash(
+    def test_every_runtime_and_vendor_route_is_listed_with_its_trailing_slash(
         self, document: Json
     ) -> None:
         documented = documented_operations(document)
         for path, method in documented:
-            if path.startswith(("/v1/", "/flags", "/api/", "/batch")):
+            if path.startswith(("/v1/flags", "/v1/capture", "/v1/targets", "/flags", "/api/",
+                                "/batch")):  # fmt: skip
                 twin = path[:-1] if path.endswith("/") else path + "/"
                 assert (twin, method) in documented, f"{method} {twin} is missing"
+
+    def test_no_management_route_is_listed_with_a_trailing_slash(self, document: Json) -> None:
+        management = [
+            path
+            for path, _ in documented_operations(document)
+            if path.startswith(("/v1/projects", "/v1/whoami"))
+        ]
+        assert management
+        assert [path for path in management if path.endswith("/")] == []
 
 
 class TestFaultVocabulary:
