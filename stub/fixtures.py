@@ -3,8 +3,12 @@ own section."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import gc
 import json
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
@@ -23,6 +27,7 @@ from stub.validation import (
     FixtureError,
     JsonValue,
     Where,
+    check_document_size,
     check_json_value,
     mapping,
     optional_json_object,
@@ -106,8 +111,41 @@ def default_fixture_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "fixtures"
 
 
+_PAUSES = 0
+_WAS_ENABLED = True
+_PAUSES_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def collection_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while a large document is built. Each full
+    collection walks every object, holding the GIL, and a growing document sets off one after
+    another: a 1 MB document spent as long collecting as parsing, in pauses of up to half a
+    second that stalled the event loop's thread however the parsing itself was threaded. A
+    document holds no cycles to collect. Counted, so that parses in several threads at once
+    turn it back on only when the last one ends."""
+    global _PAUSES, _WAS_ENABLED
+    with _PAUSES_LOCK:
+        _PAUSES += 1
+        if _PAUSES == 1:
+            _WAS_ENABLED = gc.isenabled()  # off already at start-up (see stub/entry.py)
+            gc.disable()
+    try:
+        yield
+    finally:
+        with _PAUSES_LOCK:
+            _PAUSES -= 1
+            if _PAUSES == 0 and _WAS_ENABLED:
+                gc.enable()
+
+
 def load_fixture_paths(paths: Sequence[Path]) -> FixtureSet:
     """Load files and directories in order; a later file wins per key."""
+    with collection_paused():
+        return _load_paths(paths)
+
+
+def _load_paths(paths: Sequence[Path]) -> FixtureSet:
     combined = FixtureSet()
     for path in _expand(paths):
         loaded = load_fixture_file(path)
@@ -145,7 +183,7 @@ def parse_json(text: str, source: str) -> object:
     """JSON text to plain values, with a one-line error that names the source and the line; a
     key given twice in one object is an error, as in YAML (JSON parsers keep the last)."""
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+        document = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise FixtureError(
             f"{source}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
@@ -154,6 +192,8 @@ def parse_json(text: str, source: str) -> object:
         raise FixtureError(f"{source}: invalid JSON: nested too deeply") from None
     except ValueError as exc:
         raise FixtureError(f"{source}: invalid JSON: {exc}") from None
+    check_document_size(document, source, len(text))
+    return document
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -175,7 +215,7 @@ def parse_yaml(text: str, source: str) -> object:
     import yaml  # here: a stub started without fixture files never pays for importing it
 
     try:
-        return yaml.load(text, Loader=_unique_key_loader())  # a SafeLoader: no tags, no objects
+        document = _load_yaml(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -186,36 +226,57 @@ def parse_yaml(text: str, source: str) -> object:
         raise FixtureError(f"{source}: invalid YAML: nested too deeply") from None
     except (ValueError, OverflowError) as exc:  # a timestamp like 2001-13-01 fails to construct
         raise FixtureError(f"{source}: invalid YAML: {exc}") from None
+    check_document_size(document, source, len(text))  # before anything expands its aliases
+    return document
 
 
-def _unique_key_loader() -> type[Any]:
-    """PyYAML's safe loader, refusing a mapping that gives one key twice (built on first use:
-    it needs yaml imported)."""
-    global _UNIQUE_KEY_LOADER
-    if _UNIQUE_KEY_LOADER is None:
-        import yaml
+def _load_yaml(text: str) -> object:
+    """libyaml's parser where PyYAML was built with it (four times faster on a large document);
+    a document it refuses is read again by PyYAML's own, whose messages are the ones the docs
+    show (and which has the last word on what is valid)."""
+    import yaml
 
-        class UniqueKeyLoader(yaml.SafeLoader):
-            def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
-                seen: set[Any] = set()
-                for key_node, _ in node.value:
-                    key = self.construct_object(key_node, deep=deep)
-                    try:
-                        duplicate = key in seen
-                    except TypeError:  # unhashable: the safe loader says so itself
-                        continue
-                    if duplicate:
-                        raise yaml.constructor.ConstructorError(
-                            None, None, f"the key {key!r} appears twice", key_node.start_mark
-                        )
-                    seen.add(key)
-                return super().construct_mapping(node, deep)
-
-        _UNIQUE_KEY_LOADER = UniqueKeyLoader
-    return _UNIQUE_KEY_LOADER
+    fast, pure = _unique_key_loaders()
+    if fast is not None:
+        try:
+            return yaml.load(text, Loader=fast)
+        except yaml.YAMLError:
+            pass
+    return yaml.load(text, Loader=pure)
 
 
-_UNIQUE_KEY_LOADER: type[Any] | None = None
+@functools.cache
+def _unique_key_loaders() -> tuple[type[Any] | None, type[Any]]:
+    """PyYAML's safe loaders (on libyaml's parser, if built, and its own), refusing a mapping
+    that gives one key twice (made on first use: they need yaml imported)."""
+    import yaml
+
+    class UniqueKeys(yaml.constructor.SafeConstructor):
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                try:
+                    duplicate = key in seen
+                except TypeError:  # unhashable: the safe loader says so itself
+                    continue
+                if duplicate:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"the key {key!r} appears twice", key_node.start_mark
+                    )
+                seen.add(key)
+            return super().construct_mapping(node, deep)
+
+    class PureLoader(UniqueKeys, yaml.SafeLoader):
+        pass
+
+    if not yaml.__with_libyaml__:
+        return None, PureLoader
+
+    class FastLoader(UniqueKeys, yaml.CSafeLoader):
+        pass
+
+    return FastLoader, PureLoader
 
 
 def parse_fixture_document(document: object, source: str) -> FixtureSet:

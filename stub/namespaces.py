@@ -148,8 +148,8 @@ class Namespaces:
             )
         return self._add(name, self._startup, ())
 
-    def create(self, name: str, fixtures: FixtureSet | None, keys: Iterable[str]) -> StubState:
-        """A new namespace, with its own fixtures (else the start-up ones) and bound keys;
+    def create(self, name: str, served: Served | None, keys: Iterable[str]) -> StubState:
+        """A new namespace, serving its own fixtures (else the start-up ones), with bound keys;
         ApiError 409 if it exists or a key is bound elsewhere."""
         if name == DEFAULT:
             message = "name: 'default' is the default namespace, always there (POST /_test/reset)"
@@ -168,8 +168,7 @@ class Namespaces:
                     f"namespace at a time (if its test never finished, DELETE "
                     f"/_test/namespaces/{owner})",
                 )
-        served = self._startup if fixtures is None else Served.of(fixtures)
-        return self._add(name, served, keys)
+        return self._add(name, served or self._startup, keys)
 
     def delete(self, name: str) -> bool:
         self._forget_eviction(name)
@@ -177,7 +176,7 @@ class Namespaces:
         if state is None:
             return False
         self._unbind(name)
-        state.release()
+        state.release(f"namespace {name!r} was deleted (DELETE /_test/namespaces)")
         return True
 
     def delete_all(self) -> int:
@@ -205,7 +204,10 @@ class Namespaces:
     def _add(self, name: str, served: Served, keys: tuple[str, ...]) -> StubState:
         self._forget_eviction(name)
         while len(self._named) >= self.config.max_namespaces:
-            self._evict()
+            idle = self._least_recently_used_idle()
+            if idle is None:  # every one is in use: over the bound until one is idle again
+                break
+            self._evict(idle, "namespaces")
         state = self._named[name] = self._new(
             served, self.config.namespace_max_recorded, self._tally
         )
@@ -218,27 +220,28 @@ class Namespaces:
 
     def _shed(self, keep: str) -> None:
         """Evict the least recently used namespaces until what they record together is back
-        within bounds; never `keep`, the one a request is about to use, nor one a test is
-        waiting on (`?waitMs=`)."""
+        within bounds; never `keep`, the one a request is about to use."""
         while self._tally.kept > self.config.max_recorded_in_namespaces:
-            oldest = next(
-                (n for n, state in self._named.items() if n != keep and not state.waited_on),
-                None,
-            )
+            oldest = self._least_recently_used_idle(keep)
             if oldest is None:
                 return
             self._evict(oldest, "recorded entries")
 
-    def _evict(self, name: str | None = None, bound: str = "namespaces") -> None:
-        if name is None:
-            name = next(iter(self._named))
+    def _least_recently_used_idle(self, keep: str | None = None) -> str | None:
+        """The namespace a bound may evict: the least recently used with no request in flight
+        (a long-poll (`?waitMs=`) is one), other than `keep`."""
+        return next(
+            (n for n, state in self._named.items() if n != keep and not state.in_flight), None
+        )
+
+    def _evict(self, name: str, bound: str) -> None:
         state = self._named.pop(name)
         for key in self._keys.get(name, ()):
             self._evicted_keys[key] = name
         while len(self._evicted_keys) > MAX_REMEMBERED_EVICTIONS:
             self._evicted_keys.popitem(last=False)
         self._unbind(name)
-        state.release()
+        state.release(f"namespace {name!r} was evicted (over the bound on {bound})")
         self.evictions += 1
         self._evicted[name] = None
         if len(self._evicted) > MAX_REMEMBERED_EVICTIONS:

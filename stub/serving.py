@@ -23,6 +23,7 @@ from stub.wire import (
     REQUEST_SEQ,
     RUNTIME_KEY_HINT,
     ApiError,
+    ClientGone,
     ErrorBody,
     body_broken,
     check_api_key,
@@ -63,8 +64,10 @@ def client_route(
         started = time.perf_counter()
         fired: Fired | None = None
         status: int | None = None
+        gone = False
         response: web.StreamResponse | None = None
         sent_early: list[int] = []  # a fault writing its own answer records it before a byte
+        state.in_flight += 1  # no bound evicts a namespace while it serves a request
         try:
             fired = _fault_for(request, state, selector)
             if fired is None or fired.spec is None or selector is None:
@@ -75,13 +78,18 @@ def client_route(
                 def sent(status_sent: int) -> None:
                     if not sent_early:
                         sent_early.append(status_sent)
-                        _record(state, generation, request, name, status_sent, fired, started)
+                        _record(state, generation, request, name, started, status_sent, fired)
 
                 hit = Hit(request, selector, handler, error_body, flags, sent)
                 response = await _fault(hit, fired)
             status = None if isinstance(response, _NoAnswer) else response.status
             if body_broken(request):  # a fault answered before noticing: the stream is lost
                 response.force_close()
+            return response
+        except ClientGone as error:
+            gone = True
+            log.info("%s %s: %s (recorded, not answered)", request.method, request.path, error)
+            response = error.to_response(error_body)  # for aiohttp to drop: nobody is there
             return response
         except ApiError as error:
             status = error.status
@@ -95,11 +103,12 @@ def client_route(
             response = INTERNAL.to_response(error_body)
             return response
         finally:  # also when the client went away mid-request; never into the next test's log
+            state.in_flight -= 1
             warning = state.key_warnings.pop(seq, None) if state.key_warnings else None
             if warning is not None:
                 _warn(request, response, warning)
             if not sent_early:  # recorded here, before aiohttp sends the answer returned
-                _record(state, generation, request, name, status, fired, started, warning)
+                _record(state, generation, request, name, started, status, fired, warning, gone)
 
     return route
 
@@ -109,10 +118,11 @@ def _record(
     generation: int,
     request: web.Request,
     name: str | None,
+    started: float,
     status: int | None,
     fired: Fired | None,
-    started: float,
     warning: str | None = None,
+    gone: bool = False,
 ) -> None:
     """Once per request, and never into a log a reset has cleared since it began."""
     if state.generation == generation:
@@ -128,6 +138,7 @@ def _record(
                 time.perf_counter() - started,
                 warning,
                 bounded_headers(request.raw_headers),
+                gone,
             )
         )
 
@@ -188,8 +199,12 @@ def in_namespace(namespaces: Namespaces, handler: Handler) -> Handler:
     """A control route that acts on the namespace the request names (prefix or header)."""
 
     async def route(request: web.Request) -> web.StreamResponse:
-        request[REQUEST_STATE] = namespaces.pick_explicit(request)
-        return await handler(request)
+        state = request[REQUEST_STATE] = namespaces.pick_explicit(request)
+        state.in_flight += 1  # a long-poll keeps its namespace from eviction
+        try:
+            return await handler(request)
+        finally:
+            state.in_flight -= 1
 
     return route
 
@@ -200,6 +215,9 @@ def control_route(handler: Handler) -> Handler:
     async def route(request: web.Request) -> web.StreamResponse:
         try:
             return await handler(request)
+        except ClientGone as error:
+            log.info("%s %s: %s (not answered)", request.method, request.path, error)
+            return error.to_response()
         except ApiError as error:
             return error.to_response()
         except Exception:

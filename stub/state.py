@@ -25,10 +25,11 @@ Json = dict[str, Any]
 RawHeaders = tuple[tuple[bytes, bytes], ...]
 
 RequestRecord = tuple[
-    int, str, str, str | None, int | None, Fired | None, float, float, str | None, RawHeaders
+    int, str, str, str | None, int | None, Fired | None, float, float, str | None, RawHeaders, bool
 ]
 """seq, method, raw path with its query, route, status, fault, arrival (`time.perf_counter()`),
-duration in seconds, key warning, the headers as sent (bounded): a tuple is all recording
+duration in seconds, key warning, the headers as sent (bounded), and whether the client went
+away before its body arrived (then no status: nothing was answered): a tuple is all recording
 costs on the hot path; `/_test/requests` renders (and redacts) it when read
 (`stub/control/journal.py`)."""
 
@@ -98,6 +99,11 @@ class StubState:
         self._seq = seq
         self.generation = 0
         """Counts resets, so a request still running at a reset is not logged into the next test."""
+        self.in_flight = 0
+        """Requests being served in this namespace now, long-polls included: while any are,
+        no bound evicts it."""
+        self.gone: str | None = None
+        """Why the namespace no longer exists (deleted, evicted): its waiters are told so."""
 
     @property
     def management(self) -> ManagementStore:
@@ -109,16 +115,20 @@ class StubState:
     def next_seq(self) -> int:
         return next(self._seq)
 
-    def serve(self, fixtures: FixtureSet, *, merge: bool = False) -> None:
+    def serve(
+        self, fixtures: FixtureSet, *, merge: bool = False, prepared: Served | None = None
+    ) -> None:
         """Serve these fixtures, or with `merge` overlay them (later wins per flag key and per
         organisation). A management section also re-seeds that plane; without one, the plane
         keeps its state. A merge that would reuse a token or id raises FixtureError before
-        anything changes."""
+        anything changes. `prepared`: what is to be served, already derived (off the loop)."""
         later = fixtures.management
         merged = None
         if later is not None and merge:  # checked before anything changes
             merged = self.management.merged_seed(later, Where("body") / "management" / "orgs")
-        self.served = Served.of(self.served.fixtures.overlaid_with(fixtures) if merge else fixtures)
+        self.served = prepared or Served.of(
+            self.served.fixtures.overlaid_with(fixtures) if merge else fixtures
+        )
         if later is not None and merged is not None:
             self.management.merge(later, merged)
         elif later is not None:
@@ -173,15 +183,13 @@ class StubState:
         for log in self._logs():
             log.clear()
 
-    @property
-    def waited_on(self) -> bool:
-        """A test is long-polling this namespace's recordings right now."""
-        return self.recorded.waited_on
-
-    def release(self) -> None:
-        """The namespace is gone: drop what it recorded, and stop counting it."""
+    def release(self, why: str) -> None:
+        """The namespace is gone: drop what it recorded, stop counting it, and end every wait
+        on it at once (`why` is what the waiters are told)."""
+        self.gone = why
         for log in self._logs():
             log.detach()
+        self.recorded.close()
 
     def _logs(self) -> tuple[BoundedLog[Any], ...]:
         return (self.events, self.svc_events, self.targets, self.requests)

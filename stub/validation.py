@@ -17,8 +17,83 @@ class FixtureError(ValueError):
     """A fixture document is not valid; the message names the source, key path and problem."""
 
 
+class FixtureTooLarge(FixtureError):
+    """A fixture document is over a size bound (a 413, not a 400, over HTTP)."""
+
+
 MAX_EXPANDED_VALUES = 1_000_000
 """YAML aliases can make a small file expand enormously ("billion laughs"); this bounds it."""
+
+MAX_DOCUMENT_DEPTH = 260
+"""Levels a fixture document may nest: a value in it may nest 254, as deep as JSON is written
+back, under the few levels that name it (`flags`, the flag, `value`)."""
+ALIAS_FACTOR = 16
+ALIAS_FLOOR_BYTES = 1024 * 1024
+"""Aliases may repeat values, not amplify them: a document, expanded and written as JSON, may
+be at most ALIAS_FACTOR times its text, or ALIAS_FLOOR_BYTES, whichever is larger. So what a
+document costs (its answers, each flag's JSON made once) follows the size of its text, which
+`--max-body-bytes` bounds for every document a test posts."""
+
+
+def check_document_size(document: object, source: str, text_bytes: int) -> None:
+    """Refuse a parsed document that nests too deep or that its aliases expand past the
+    bound, before anything walks or writes it expanded (the walk meets each container once,
+    so it costs what the text does)."""
+    limit = max(ALIAS_FLOOR_BYTES, ALIAS_FACTOR * text_bytes)
+    measured: dict[int, tuple[int, int]] = {}
+    """id of a container -> (its size written as JSON, its height): an alias costs a lookup."""
+    inside: set[int] = set()  # a container met again within itself is a cycle, refused later
+    stack: list[tuple[object, int, bool]] = [(document, 1, False)]
+    while stack:
+        item, depth, leaving = stack.pop()
+        if not isinstance(item, dict | list):
+            continue
+        if leaving:
+            inside.discard(id(item))
+            measured[id(item)] = size_and_height = _measure(item, measured)
+            if size_and_height[0] > limit:
+                raise FixtureTooLarge(_too_large(source, size_and_height[0], text_bytes, limit))
+            continue
+        known = measured.get(id(item))
+        if depth + (known[1] - 1 if known else 0) > MAX_DOCUMENT_DEPTH:
+            raise FixtureError(f"{source}: nested more than {MAX_DOCUMENT_DEPTH} levels deep")
+        if known is None and id(item) not in inside:
+            inside.add(id(item))
+            stack.append((item, depth, True))
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1, False) for child in children)
+
+
+def _measure(
+    item: dict[Any, Any] | list[Any], measured: dict[int, tuple[int, int]]
+) -> tuple[int, int]:
+    """A container's size as JSON (near enough: every character one byte) and its height,
+    from its children's, already measured."""
+    size, height = 2 + max(len(item) - 1, 0), 0
+    if isinstance(item, dict):
+        size += sum(len(str(key)) + 3 for key in item)
+    for child in item.values() if isinstance(item, dict) else item:
+        child_size, child_height = measured.get(id(child)) or (_scalar_size(child), 0)
+        size += child_size
+        height = max(height, child_height)
+    return size, height + 1
+
+
+def _scalar_size(value: object) -> int:
+    if isinstance(value, str):
+        return len(value) + 2
+    if value is None or isinstance(value, bool):
+        return 5
+    return len(str(value)) if isinstance(value, int | float) else 16
+
+
+def _too_large(source: str, size: int, text_bytes: int, limit: int) -> str:
+    return (
+        f"{source}: its aliases expand it to about {size:,} bytes of JSON from {text_bytes:,} "
+        f"bytes of text, over the bound of {limit:,} ({ALIAS_FACTOR} times the text, at "
+        f"least {ALIAS_FLOOR_BYTES // (1024 * 1024)} MiB): write the repeated values out "
+        "rather than alias them (the bound grows with the text)"
+    )
 
 
 def check_json_value(value: object, source: str, path: str = "") -> JsonValue:

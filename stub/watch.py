@@ -19,7 +19,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from stub.fixtures import FIXTURE_SUFFIXES, load_fixture_paths
+from stub.fixtures import FIXTURE_SUFFIXES, collection_paused, load_fixture_paths
 from stub.state import Served
 from stub.validation import FixtureError
 
@@ -114,7 +114,8 @@ async def _poll(
 
 
 def _load(paths: Sequence[Path]) -> Served:
-    return Served.of(load_fixture_paths(paths))
+    with collection_paused():
+        return Served.of(load_fixture_paths(paths))
 
 
 def _refused(failed: Callable[[str], None], problem: str) -> None:

@@ -12,6 +12,7 @@ from aiohttp import web
 from aiohttp.web_protocol import RequestPayloadError
 
 from stub.keys import redacted
+from stub.validation import FixtureError, FixtureTooLarge
 
 JSON = "application/json"
 
@@ -56,6 +57,17 @@ class ApiError(Exception):
         if self.close_connection:
             response.force_close()
         return response
+
+
+class ClientGone(ApiError):
+    """The client closed the connection before its body arrived: nobody is left to answer, so
+    the request is recorded with no status (`clientGone`) and logged in one quiet line."""
+
+    def __init__(self, received: int, expected: int | None) -> None:
+        of = f" of {expected}" if expected is not None else ""
+        super().__init__(
+            400, "CLIENT_GONE", f"the client went away after {received}{of} bytes of its body"
+        )
 
 
 def body_broken(request: web.BaseRequest) -> bool:
@@ -122,6 +134,8 @@ async def read_body(request: web.Request) -> bytes:
             f"body: cannot decode Content-Encoding {encoding!r}",
             close_connection=True,
         )
+    except ConnectionResetError:  # aiohttp's word for a connection lost mid-body
+        failure = ClientGone(request.content.total_bytes, request.content_length)
     except web.HTTPRequestEntityTooLarge:
         failure = ApiError(
             413,
@@ -135,13 +149,16 @@ async def read_body(request: web.Request) -> bytes:
 
 async def read_json_object(request: web.Request) -> dict[str, Any]:
     """The body parsed as a JSON object, or a 400 that says what was wrong with it."""
-    raw = await read_body(request)
+    return json_object(await read_body(request), request.content_type)
+
+
+def json_object(raw: bytes, sent_as: str) -> dict[str, Any]:
+    """A body (sent with Content-Type `sent_as`) parsed as a JSON object, or a 400."""
     if not raw.strip():
         raise invalid_body("body: expected a JSON object, got an empty body")
     try:
         parsed = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        sent_as = request.content_type
         hint = "" if "json" in sent_as else f"; it was sent as {sent_as}, send application/json"
         raise invalid_body(f"body: not valid JSON ({exc}){hint}") from None
     if not isinstance(parsed, dict):
@@ -151,6 +168,13 @@ async def read_json_object(request: web.Request) -> dict[str, Any]:
     if raw.count(b"[") + raw.count(b"{") > MAX_WRITABLE_DEPTH and not writable(parsed):
         raise invalid_body(f"body: nested more than {MAX_WRITABLE_DEPTH} levels deep")
     return parsed
+
+
+def invalid_fixtures(error: FixtureError) -> ApiError:
+    """A refused fixture document: a 413 for a size bound, else a 400 naming the key path."""
+    if isinstance(error, FixtureTooLarge):
+        return ApiError(413, "FIXTURES_TOO_LARGE", str(error))
+    return ApiError(400, "INVALID_FIXTURES", str(error))
 
 
 def writable(value: object) -> bool:

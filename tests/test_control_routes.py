@@ -64,6 +64,7 @@ class TestRequestLog:
             "query",
             "route",
             "status",
+            "clientGone",
             "fault",
             "arrivedMs",
             "durationMs",

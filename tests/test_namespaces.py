@@ -340,6 +340,23 @@ class TestLifecycle:
         assert (listed["count"], listed["max"], listed["evicted"]) == (1, 1000, 0)
         assert (listed["recorded"], listed["maxRecorded"]) == (0, 50_000)  # reset: none kept
 
+    async def test_created_from_a_yaml_body(self, client: Client) -> None:
+        document = (
+            "name: from-yaml\nkeys: [K]\nfixtures:\n  flags: {only: {type: number, value: 7}}\n"
+        )
+        status, created = await json_of(
+            client,
+            "POST",
+            "/_test/namespaces",
+            data=document,
+            headers={"Content-Type": "application/yaml"},
+        )
+        assert (status, created["flags"], created["boundKeys"]) == (201, 1, 1)
+        async with client.post(
+            "/v1/flags/evaluate", json={"targetingKey": "u"}, headers={"Authorization": "Bearer K"}
+        ) as answer:
+            assert [d["value"] for d in (await answer.json())["decisions"]] == [7]
+
     async def test_deleted_means_gone_and_a_later_use_starts_afresh(self, client: Client) -> None:
         async with client.post("/ns/gone/v1/capture", json=CAPTURE, headers=AUTH):
             pass

@@ -111,6 +111,7 @@ def recorded_requests(body: Json) -> list[RecordedRequest]:
             query=e["query"],
             route=e["route"],
             status=e["status"],
+            client_gone=e.get("clientGone", False),
             fault=_fault_record(e["fault"]),
             duration_ms=e["durationMs"],
             warning=e.get("warning"),

@@ -109,6 +109,9 @@ class RecordedRequest:
     headers: Mapping[str, str] = field(default_factory=dict)
     """What the client sent, by lower-case name; keys shown by family only
     (`Bearer project-api-key_[redacted]`)."""
+    client_gone: bool = False
+    """The client closed the connection before its body arrived: nothing was answered (status
+    None)."""
 
     def header(self, name: str) -> str | None:
         """One header the client sent, by any case of its name."""

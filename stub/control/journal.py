@@ -19,7 +19,7 @@ _COOKIES = frozenset({"cookie"})
 def entry(record: RequestRecord, origin: float) -> dict[str, Any]:
     """One request of the journal; `origin` is when the stub started (`time.perf_counter()`),
     so `arrivedMs` is on one monotonic clock for every request of the process."""
-    seq, method, raw_path, route, status, fired, arrived, duration_s, warning, raw = record
+    seq, method, raw_path, route, status, fired, arrived, duration_s, warning, raw, gone = record
     path, _, query = raw_path.partition("?")
     return {
         "seq": seq,
@@ -28,6 +28,7 @@ def entry(record: RequestRecord, origin: float) -> dict[str, Any]:
         "query": redacted_query(query),
         "route": route,
         "status": status,
+        "clientGone": gone,
         "fault": fired.to_json() if fired else None,
         "retryAfter": fired.spec.retry_after() if fired and fired.spec else None,
         "arrivedMs": round((arrived - origin) * 1000, 3),

@@ -7,10 +7,11 @@ from typing import Any
 
 from aiohttp import web
 
-from stub.fixtures import FixtureSet, parse_fixture_document
+from stub.control.routes import parsed_off_loop
+from stub.fixtures import parse_fixture_document
 from stub.namespaces import NAMESPACES, check_name
-from stub.validation import FixtureError
-from stub.wire import ApiError, invalid_body, json_response, json_type, read_json_object
+from stub.state import Served
+from stub.wire import ApiError, invalid_body, json_response, json_type
 
 routes = web.RouteTableDef()
 
@@ -26,16 +27,25 @@ async def list_namespaces(request: web.Request) -> web.Response:
 async def create_namespace(request: web.Request) -> web.Response:
     """`{"name": "t-42", "keys": [...], "fixtures": {...}}`: only `name` is required; without
     `fixtures` it serves the start-up ones."""
-    body = await read_json_object(request)
-    unknown = sorted(set(body) - set(_FIELDS))
+    name, keys, served = await parsed_off_loop(request, _creation)
+    namespaces = request.app[NAMESPACES]
+    namespaces.create(name, served, keys)
+    return json_response(namespaces.describe(name), status=201)
+
+
+def _creation(document: object) -> tuple[str, list[str], Served | None]:
+    """The name, keys and fixtures a creation asks for (its fixtures parsed off the loop)."""
+    if not isinstance(document, dict):
+        raise invalid_body(f"body: expected a JSON object, got {json_type(document)}")
+    unknown = sorted(set(document) - set(_FIELDS))
     if unknown:
         raise invalid_body(f"{unknown[0]}: unknown field (expected {', '.join(_FIELDS)})")
-    name = body.get("name")
+    name = document.get("name")
     if not isinstance(name, str):
         raise invalid_body(f"name: expected a string, got {json_type(name)}")
-    namespaces = request.app[NAMESPACES]
-    namespaces.create(check_name(name, "name"), _fixtures(body.get("fixtures")), _keys(body))
-    return json_response(namespaces.describe(name), status=201)
+    fixtures = document.get("fixtures")
+    served = None if fixtures is None else Served.of(parse_fixture_document(fixtures, "fixtures"))
+    return check_name(name, "name"), _keys(document), served
 
 
 @routes.delete("/_test/namespaces", name="delete_namespaces")
@@ -66,12 +76,3 @@ def _keys(body: dict[str, Any]) -> list[str]:
             got = "an empty string" if isinstance(key, str) else json_type(key)
             raise invalid_body(f"keys[{index}]: expected a non-empty string, got {got}")
     return [key.strip() for key in keys]
-
-
-def _fixtures(document: object) -> FixtureSet | None:
-    if document is None:
-        return None
-    try:
-        return parse_fixture_document(document, "fixtures")
-    except FixtureError as exc:
-        raise ApiError(400, "INVALID_FIXTURES", str(exc)) from None

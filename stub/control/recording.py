@@ -16,10 +16,13 @@ class Signal:
 
     def __init__(self) -> None:
         self._waiters: list[asyncio.Future[None]] = []
+        self.closed = False
+        """Nothing more will be recorded: waiting ends at once."""
 
-    @property
-    def waited_on(self) -> bool:
-        return bool(self._waiters)
+    def close(self) -> None:
+        """Wake every waiter for good (the namespace is gone)."""
+        self.closed = True
+        self.fire()
 
     def fire(self) -> None:
         if self._waiters:
@@ -29,10 +32,12 @@ class Signal:
             self._waiters.clear()
 
     async def wait_until(self, ready: Callable[[], bool], timeout_s: float) -> bool:
-        """True once `ready()` holds, False if `timeout_s` passes first."""
+        """True once `ready()` holds, False if `timeout_s` passes first or the signal closes."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         while not ready():
+            if self.closed:
+                return False
             remaining = deadline - loop.time()
             if remaining <= 0:
                 return False

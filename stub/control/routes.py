@@ -2,25 +2,28 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 
 from stub.control.journal import entry
-from stub.fixtures import parse_fixture_document, parse_yaml
+from stub.fixtures import FixtureSet, collection_paused, parse_fixture_document, parse_yaml
 from stub.keys import parse_limits
-from stub.management.seed import parse_management
+from stub.management.seed import ManagementSeed, parse_management
 from stub.namespaces import NAMESPACES
-from stub.state import RequestRecord, state_of
+from stub.state import RequestRecord, Served, state_of
 from stub.validation import FixtureError, Where, mapping
 from stub.vendor.documents import fixtures_from_vendor_flags
 from stub.wire import (
     ApiError,
     encoded_response,
     invalid_body,
+    invalid_fixtures,
+    json_object,
     json_response,
     read_body,
     read_json_object,
@@ -117,15 +120,20 @@ async def served_fixtures(request: web.Request) -> web.Response:
 async def set_fixtures(request: web.Request) -> web.Response:
     """Replace the served fixtures (or `?merge=true`: overlay them), all or nothing: a bad
     document leaves the old ones served."""
-    try:
-        fixtures = parse_fixture_document(await _document(request), "body")
-    except FixtureError as exc:
-        raise ApiError(400, "INVALID_FIXTURES", str(exc)) from None
+    merge = _query_flag(request, "merge")
     state = state_of(request)
-    try:
-        state.serve(fixtures, merge=_query_flag(request, "merge"))
+    before = state.served
+
+    def prepared(document: object) -> tuple[FixtureSet, Served]:
+        """Parsed, and everything served derived from it, off the loop."""
+        fixtures = parse_fixture_document(document, "body")
+        return fixtures, Served.of(before.fixtures.overlaid_with(fixtures) if merge else fixtures)
+
+    fixtures, served = await parsed_off_loop(request, prepared)
+    try:  # what was prepared holds unless the served set changed meanwhile
+        state.serve(fixtures, merge=merge, prepared=served if state.served is before else None)
     except FixtureError as exc:
-        raise ApiError(400, "INVALID_FIXTURES", str(exc)) from None
+        raise invalid_fixtures(exc) from None
     return json_response({"ok": True, "flags": sorted(state.served.fixtures.flags)})
 
 
@@ -140,21 +148,23 @@ async def seed_management(request: web.Request) -> web.Response:
     """Re-seed the management plane until reset, from a `management:` section's content or a
     document holding only that section (`?merge=true`: overlay it, per organisation); the
     runtime fixtures stay as they are."""
-    try:
-        document = await _document(request)
-        where = Where("body")
-        if isinstance(document, dict) and "management" in document:
-            mapping(document, where, ("management",))  # flags belong in /_test/fixtures
-            document, where = document["management"], where / "management"
-        seed = parse_management(document, where)
-    except FixtureError as exc:
-        raise ApiError(400, "INVALID_FIXTURES", str(exc)) from None
+    merge = _query_flag(request, "merge")
+    seed, where = await parsed_off_loop(request, _management_section)
     state = state_of(request)
     try:
-        state.seed_management(seed, merge=_query_flag(request, "merge"), where=where)
+        state.seed_management(seed, merge=merge, where=where)
     except FixtureError as exc:
-        raise ApiError(400, "INVALID_FIXTURES", str(exc)) from None
+        raise invalid_fixtures(exc) from None
     return json_response(state.management.snapshot())
+
+
+def _management_section(document: object) -> tuple[ManagementSeed, Where]:
+    """A `management:` section's content, or a document holding only that section."""
+    where = Where("body")
+    if isinstance(document, dict) and "management" in document:
+        mapping(document, where, ("management",))  # flags belong in /_test/fixtures
+        document, where = document["management"], where / "management"
+    return parse_management(document, where), where
 
 
 @routes.get("/_test/rate-limit", name="rate_limit")
@@ -201,18 +211,34 @@ async def disarm_fault(request: web.Request) -> web.Response:
     return json_response({"ok": True, "armed": state_of(request).faults.to_json()})
 
 
-async def _document(request: web.Request) -> object:
-    """A fixture document: JSON, or YAML when sent with a YAML content type."""
-    if request.content_type in _YAML_TYPES:
-        return parse_yaml(await _text(request), "body")
-    return await read_json_object(request)
+T = TypeVar("T")
 
 
-async def _text(request: web.Request) -> str:
+async def parsed_off_loop(request: web.Request, parse: Callable[[object], T]) -> T:
+    """The body as a fixture document (JSON, or YAML when sent with a YAML content type),
+    read by `parse`, in a worker thread: a large YAML document is seconds of CPU, and every
+    other namespace's requests go on meanwhile. A refused document is a 400 (or 413) that
+    says where."""
+    raw, sent_as = await read_body(request), request.content_type
+
+    def work() -> T:
+        with collection_paused():
+            return parse(_fixture_document(raw, sent_as))
+
     try:
-        return (await read_body(request)).decode("utf-8")
+        return await asyncio.to_thread(work)
+    except FixtureError as exc:
+        raise invalid_fixtures(exc) from None
+
+
+def _fixture_document(raw: bytes, sent_as: str) -> object:
+    if sent_as not in _YAML_TYPES:
+        return json_object(raw, sent_as)
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise invalid_body("body: not UTF-8 text") from None
+    return parse_yaml(text, "body")
 
 
 MAX_WAIT_MS = 60_000
@@ -221,7 +247,10 @@ MAX_WAIT_MS = 60_000
 async def _wait(request: web.Request, ready: Callable[[], bool]) -> None:
     wait_ms = _query_int(request, "waitMs", maximum=MAX_WAIT_MS)
     if wait_ms:
-        await state_of(request).recorded.wait_until(ready, wait_ms / 1000)
+        state = state_of(request)
+        await state.recorded.wait_until(ready, wait_ms / 1000)
+        if state.gone is not None:  # what it recorded went with it: say so, not "nothing"
+            raise ApiError(410, "NAMESPACE_GONE", f"{state.gone} while this request waited")
 
 
 def _query_int(request: web.Request, name: str, maximum: int | None = None) -> int | None:

@@ -7,7 +7,6 @@ once, centrally; a function here only decides *how* it looks on the wire.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import socket
 import struct
 from collections.abc import Awaitable, Callable, Mapping
@@ -22,6 +21,7 @@ from aiohttp.typedefs import Handler
 from stub.wire import (
     JSON,
     ApiError,
+    ClientGone,
     ErrorBody,
     encoded_response,
     json_response,
@@ -290,8 +290,12 @@ def _streamed(status_code: int, length: int) -> web.StreamResponse:
 
 async def _drain(request: web.Request) -> None:
     """Read the request body so the connection ends cleanly rather than with a reset."""
-    with contextlib.suppress(ApiError):  # too large or undecodable: the fault answers anyway
+    try:
         await read_body(request)
+    except ClientGone:
+        raise  # nobody left to answer: recorded as gone, not as the fault's answer
+    except ApiError:
+        pass  # too large or undecodable: the fault answers anyway
 
 
 def _transport(request: web.Request) -> asyncio.Transport:

@@ -20,7 +20,9 @@ from stub.server.access_log import RedactingAccessLogger
 from stub.wire import JSON
 
 # In-flight requests (a 10 s delay fault, say) must not hold up a stop: tests wait on it.
-SHUTDOWN_GRACE_S = 0.5
+# aiohttp waits this long twice (for handlers to finish, then after cancelling them), so a stop
+# with a request in flight takes about two of these.
+SHUTDOWN_GRACE_S = 0.3
 log = logging.getLogger("stub")
 _QUOTED = re.compile(r":\s*(?:b'|b\"|bytearray\(|\n)")
 # Room for a burst of a thousand connections before the kernel starts refusing them.

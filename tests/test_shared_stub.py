@@ -1,0 +1,329 @@
+"""One stub shared by many suites, some of them buggy: no fixture document takes it down, no
+bound evicts a namespace in use, a deleted namespace's waits end at once, and a client that
+abandons its upload is recorded as gone, not as an error of the stub's."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import select
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient
+
+from conftest import AUTH, AiohttpClient, SpawnedStub, spawn_stub
+from stub import StubConfig, create_app
+from stub.client import StubClient
+from stub.fixtures import collection_paused
+
+Client = TestClient[Any, Any]
+YAML = {"Content-Type": "application/yaml"}
+CAPTURE = {"events": [{"type": "signal", "targetingKey": "u1", "name": "n"}]}
+EVALUATE = {"targetingKey": "u1", "flagKeys": ["new-checkout"]}
+DELAYED = {**AUTH, "X-Svc-Test-Fault": "delay", "X-Svc-Test-Delay-Ms": "300"}
+
+
+def alias_document(values: int, uses: int, flags: int, value: str = "1") -> str:
+    """`values` values under one anchor, a list that uses it `uses` times under another, and
+    `flags` flags whose value holds that list: a few KB that aliases expand many times over."""
+    base = f"&a [{', '.join([value] * values)}]"
+    wide = f"&b [{', '.join(['*a'] * uses)}]"
+    first = f"  f0: {{type: object, value: {{base: {base}, w: {wide}}}}}\n"
+    rows = "".join(f"  f{n}: {{type: object, value: {{w: *b}}}}\n" for n in range(1, flags))
+    return f"flags:\n{first}{rows}"
+
+
+ALIAS_BOMB = alias_document(values=1000, uses=1000, flags=40)
+"""The document of the report: 8 KB that once grew the stub by 320 MB and answered every
+evaluate with 80 MB."""
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+def post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, Any]:
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            return answer.status, json.load(answer)
+    except urllib.error.HTTPError as refused:
+        with refused:
+            return refused.code, json.load(refused)
+
+
+async def json_of(client: Client, method: str, path: str, **kwargs: Any) -> tuple[int, Any]:
+    async with client.request(method, path, **kwargs) as answer:
+        return answer.status, await answer.json()
+
+
+async def names(client: Client) -> list[str]:
+    _, listed = await json_of(client, "GET", "/_test/namespaces")
+    return [namespace["name"] for namespace in listed["namespaces"]]
+
+
+class TestFixtureDocumentBounds:
+    def test_the_reported_document_is_8_kb_that_expands_past_the_bound(self) -> None:
+        assert 8_000 < len(ALIAS_BOMB) < 9_000
+
+    @pytest.mark.parametrize("path", ["/_test/fixtures", "/_test/management", "/_test/namespaces"])
+    async def test_every_route_that_takes_a_document_refuses_it_with_a_413(
+        self, client: Client, path: str
+    ) -> None:
+        status, body = await json_of(client, "POST", path, data=ALIAS_BOMB, headers=YAML)
+        assert (status, body["error"]) == (413, "FIXTURES_TOO_LARGE")
+        assert body["message"].startswith("body: its aliases expand it to about ")
+        assert "over the bound of 1,048,576 (16 times the text, at least 1 MiB)" in body["message"]
+        assert "write the repeated values out" in body["message"]
+        _, served = await json_of(client, "GET", "/_test/fixtures")
+        assert "new-checkout" in served["flags"]  # nothing changed
+        assert await names(client) == ["default"]
+
+    def test_a_file_is_refused_at_start_in_one_line(self, tmp_path: Path) -> None:
+        path = tmp_path / "bomb.yaml"
+        path.write_text(ALIAS_BOMB, encoding="utf-8")
+        started = subprocess.run(
+            [sys.executable, "-m", "stub", "--port", "0", "--fixtures", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert started.returncode == 2
+        (line,) = started.stderr.strip().splitlines()
+        assert line.startswith(f"svc-stub: error: {path}: its aliases expand it to about ")
+
+    def test_a_watched_file_is_not_reloaded_and_the_reason_is_served(self, tmp_path: Path) -> None:
+        path = tmp_path / "flags.yaml"
+        path.write_text("flags: {kept: {type: boolean, value: true}}", encoding="utf-8")
+        with spawn_stub("--fixtures", str(path), "--watch", read_log=False) as stub:
+            path.write_text(ALIAS_BOMB, encoding="utf-8")
+            deadline = time.monotonic() + 10
+            while (served := stub.get("/_test/fixtures"))["reloadError"] is None:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            assert "its aliases expand it" in served["reloadError"]
+            assert served["flags"] == ["kept"]
+
+    def test_a_document_costs_what_its_text_does(self) -> None:
+        """The bomb is refused for next to nothing; a 10 KB document aliased up to the bound
+        is served, and costs a few MB."""
+        within = alias_document(values=100, uses=100, flags=9, value='"xxxxxxx"')
+        assert len(within) < 10_000
+        with spawn_stub(read_log=False) as stub:
+            pid = stub.process.pid
+            before = rss_mb(pid)
+            status, body = post(stub.url + "/_test/fixtures", ALIAS_BOMB.encode(), YAML)
+            assert (status, body["error"]) == (413, "FIXTURES_TOO_LARGE")
+            assert rss_mb(pid) - before < 5
+            status, body = post(stub.url + "/_test/fixtures", within.encode(), YAML)
+            assert (status, len(body["flags"])) == (200, 9)
+            status, answer = post(stub.url + "/v1/flags/evaluate", b'{"targetingKey": "u"}', AUTH)
+            assert (status, len(answer["decisions"])) == (200, 9)
+            assert len(json.dumps(answer)) < 1_100_000
+            assert rss_mb(pid) - before < 16
+
+    def test_other_requests_are_answered_while_a_large_document_is_parsed(self) -> None:
+        rows = "".join(
+            f"  flag-{n}: {{type: object, value: {{a: [1, 2, 3, 'text {n}'], b: {{c: x}}}}}}\n"
+            for n in range(20_000)
+        )
+        document = f"flags:\n{rows}".encode()  # about 1.5 MB: a second or more of parsing
+        with spawn_stub("--max-body-bytes", str(4 << 20), read_log=False) as stub:
+            host, port = stub.url.removeprefix("http://").split(":")
+            with socket.create_connection((host, int(port)), timeout=60) as upload:
+                head = (
+                    f"POST /_test/fixtures HTTP/1.1\r\nHost: x\r\nContent-Type: application/yaml"
+                    f"\r\nContent-Length: {len(document)}\r\nConnection: close\r\n\r\n"
+                )
+                upload.sendall(head.encode() + document)
+                assert stub.get("/health") == {"ok": True}
+                answered, _, _ = select.select([upload], [], [], 0)
+                assert not answered, "the document was parsed before /health was answered"
+                reply = b""
+                while chunk := upload.recv(65536):
+                    reply += chunk
+            assert reply.startswith(b"HTTP/1.1 200")
+            assert len(stub.get("/_test/fixtures")["flags"]) == 20_000
+
+
+class TestCollectorPausedWhileADocumentIsBuilt:
+    @pytest.mark.parametrize("document", ["flags: {a: {type: boolean, value: true}}", ALIAS_BOMB])
+    async def test_it_is_back_on_after_a_document_is_read_or_refused(
+        self, client: Client, document: str
+    ) -> None:
+        assert gc.isenabled()
+        async with client.post("/_test/fixtures", data=document, headers=YAML) as answer:
+            assert answer.status in (200, 413)
+        assert gc.isenabled()
+
+    def test_overlapping_pauses_turn_it_on_when_the_last_ends(self) -> None:
+        with collection_paused():
+            with collection_paused():
+                assert not gc.isenabled()
+            assert not gc.isenabled()
+        assert gc.isenabled()
+
+    def test_a_collector_that_was_off_stays_off(self) -> None:
+        gc.disable()  # as the entry point has it while the stub starts
+        try:
+            with collection_paused():
+                pass
+            assert not gc.isenabled()
+        finally:
+            gc.enable()
+
+
+class TestEvictionSparesNamespacesInUse:
+    async def test_a_long_polled_namespace_outlives_the_count_bound(
+        self, aiohttp_client: AiohttpClient
+    ) -> None:
+        client = await aiohttp_client(create_app(StubConfig(max_namespaces=2)))
+        polled = asyncio.ensure_future(
+            json_of(client, "GET", "/ns/polled/_test/events?minSvcEvents=1&waitMs=5000")
+        )
+        await asyncio.sleep(0.05)
+        for name in ("a", "b", "c"):  # each creation is over the bound of 2
+            async with client.post(f"/ns/{name}/v1/flags/evaluate", json=EVALUATE, headers=AUTH):
+                pass
+        assert "polled" in await names(client)
+        async with client.post("/ns/polled/v1/capture", json=CAPTURE, headers=AUTH) as answer:
+            assert answer.status == 200
+        status, body = await asyncio.wait_for(polled, 5)
+        assert (status, body["svcEvents"]) == (200, CAPTURE["events"])
+
+    async def test_a_namespace_serving_a_request_outlives_the_count_bound(
+        self, aiohttp_client: AiohttpClient
+    ) -> None:
+        client = await aiohttp_client(create_app(StubConfig(max_namespaces=2)))
+        capture = asyncio.ensure_future(
+            json_of(client, "POST", "/ns/busy/v1/capture", json=CAPTURE, headers=DELAYED)
+        )
+        await asyncio.sleep(0.05)
+        for name in ("a", "b", "c"):
+            async with client.post(f"/ns/{name}/v1/flags/evaluate", json=EVALUATE, headers=AUTH):
+                pass
+        assert (await capture)[0] == 200
+        status, body = await json_of(client, "GET", "/ns/busy/_test/events")
+        assert (status, body["svcEvents"]) == (200, CAPTURE["events"])
+        _, log = await json_of(client, "GET", "/ns/busy/_test/requests")
+        assert [(r["route"], r["status"]) for r in log["requests"]] == [("capture", 200)]
+
+    async def test_with_every_namespace_in_use_the_count_passes_the_bound_until_one_is_idle(
+        self, aiohttp_client: AiohttpClient
+    ) -> None:
+        client = await aiohttp_client(create_app(StubConfig(max_namespaces=1)))
+        capture = asyncio.ensure_future(
+            json_of(client, "POST", "/ns/one/v1/capture", json=CAPTURE, headers=DELAYED)
+        )
+        await asyncio.sleep(0.05)
+        async with client.post("/ns/two/v1/flags/evaluate", json=EVALUATE, headers=AUTH):
+            pass
+        assert await names(client) == ["default", "one", "two"]
+        assert (await capture)[0] == 200
+        async with client.post("/ns/three/v1/flags/evaluate", json=EVALUATE, headers=AUTH):
+            pass
+        _, listed = await json_of(client, "GET", "/_test/namespaces")
+        assert [n["name"] for n in listed["namespaces"]] == ["default", "three"]
+        assert (listed["count"], listed["evicted"]) == (1, 2)
+
+    async def test_a_namespace_serving_a_request_outlives_the_recording_bound(
+        self, aiohttp_client: AiohttpClient
+    ) -> None:
+        client = await aiohttp_client(create_app(StubConfig(max_recorded_in_namespaces=3)))
+        three = {"events": CAPTURE["events"] * 3}
+        async with client.post("/ns/busy/v1/capture", json=three, headers=AUTH):
+            pass  # four entries: over the bound of 3
+        capture = asyncio.ensure_future(
+            json_of(client, "POST", "/ns/busy/v1/capture", json=CAPTURE, headers=DELAYED)
+        )
+        await asyncio.sleep(0.05)
+        async with client.post("/ns/other/v1/flags/evaluate", json=EVALUATE, headers=AUTH):
+            pass
+        assert (await capture)[0] == 200
+        status, body = await json_of(client, "GET", "/ns/busy/_test/events")
+        assert (status, len(body["svcEvents"])) == (200, 4)
+
+
+class TestDeletingANamespaceEndsItsWaits:
+    @pytest.mark.parametrize(
+        "deletion", ["/_test/namespaces/t-1", "/_test/namespaces"], ids=["one", "all"]
+    )
+    @pytest.mark.parametrize(
+        "wait",
+        ["/_test/events?minSvcEvents=1&waitMs=30000", "/_test/requests?min=1&waitMs=30000"],
+        ids=["events", "requests"],
+    )
+    async def test_its_long_polls_end_at_once_with_a_410_that_says_so(
+        self, client: Client, deletion: str, wait: str
+    ) -> None:
+        await json_of(client, "POST", "/_test/namespaces", json={"name": "t-1"})
+        waiting = asyncio.ensure_future(json_of(client, "GET", "/ns/t-1" + wait))
+        await asyncio.sleep(0.05)
+        assert (await json_of(client, "DELETE", deletion))[0] == 200
+        status, body = await asyncio.wait_for(waiting, 5)  # not the 30 s it asked for
+        assert (status, body["error"]) == (410, "NAMESPACE_GONE")
+        assert body["message"] == (
+            "namespace 't-1' was deleted (DELETE /_test/namespaces) while this request waited"
+        )
+
+
+BODY_ROUTES = [
+    ("/v1/flags/evaluate", AUTH),
+    ("/v1/capture", AUTH),
+    ("/v1/capture", {**AUTH, "X-Svc-Test-Fault": "500"}),
+    ("/v1/targets/register", AUTH),
+    ("/flags/?v=2", {}),
+    ("/batch/", {}),
+    ("/v1/projects", {"Authorization": "Bearer svc_org_default"}),
+]
+"""Every kind of route that reads a body, a faulted one among them."""
+
+
+def abandon(url: str, path: str, headers: dict[str, str]) -> None:
+    """Promise 1,000 bytes of body, send a few, and close the connection."""
+    host, port = url.removeprefix("http://").split(":")
+    lines = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    head = f"POST {path} HTTP/1.1\r\nHost: x\r\n{lines}Content-Length: 1000\r\n\r\n"
+    with socket.create_connection((host, int(port)), timeout=5) as connection:
+        connection.sendall(head.encode() + b'{"events": [')
+        time.sleep(0.05)  # the stub is reading the body when the client goes
+
+
+class TestAbandonedUploads:
+    def test_each_is_recorded_once_as_gone_and_logged_in_one_quiet_line(self) -> None:
+        with spawn_stub() as stub:
+            control = StubClient(stub.url)
+            for count, (path, headers) in enumerate(BODY_ROUTES, start=1):
+                abandon(stub.url, path, headers)
+                recorded = control.wait_for_requests(count, timeout=5)
+                assert [(r.status, r.client_gone) for r in recorded][-1] == (None, True), path
+            abandon(stub.url, "/_test/fixtures", {})
+            assert stub.post("/_test/fixtures", {"flags": {}}) == {"ok": True, "flags": []}
+            assert len(control.requests()) == len(BODY_ROUTES)  # each once, none twice
+            stub.process.terminate()
+            stub.process.wait(5)
+            assert stub.process.stderr is not None
+            log = stub.process.stderr.read()
+        assert "Traceback" not in log
+        assert "ERROR" not in log
+        gone = [line for line in log.splitlines() if "the client went away" in line]
+        assert len(gone) == len(BODY_ROUTES) + 1
+        assert all(line.startswith("svc-stub INFO POST /") for line in gone)
+        assert "the client went away after 12 of 1000 bytes of its body" in gone[0]
+
+    def test_a_served_request_is_not_gone(self, live_stub: SpawnedStub) -> None:
+        assert post(live_stub.url + "/v1/capture", json.dumps(CAPTURE).encode(), AUTH)[0] == 200
+        (recorded,) = StubClient(live_stub.url).requests()
+        assert (recorded.status, recorded.client_gone) == (200, False)
