@@ -18,6 +18,7 @@ and `valgrind` (Debian: wrk, valgrind).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import http.client
 import json
@@ -30,6 +31,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -64,6 +66,7 @@ SERVERS = {
     "aiohttp ceiling": [sys.executable, str(HERE / "baseline.py"), "--fixed"],
 }
 READY = "svc-stub listening on "
+YAML = "application/yaml"
 NEVER_FIRES = 1_000_000.0
 """A per-key rate limit (requests a second) far above anything one key sends here."""
 RATE_LIMIT_BOUND = 1.03
@@ -162,8 +165,9 @@ def get(
     timeout: float = 5,
     method: str | None = None,
     token: str | None = None,
+    content_type: str = "application/json",
 ) -> bytes:
-    headers = {"Content-Type": "application/json"}
+    headers = {"Content-Type": content_type}
     if token is not None:
         headers["Authorization"] = f"Bearer {token}"
     request = urllib.request.Request(url, data=body, headers=headers, method=method)
@@ -701,6 +705,84 @@ def delayed(seconds: float, delay_ms: int = 50, connections: int = 1000) -> None
         )
 
 
+def stop(rounds: int) -> None:
+    """SIGTERM with a 10 s delay fault in flight, to the process's exit."""
+    print(f"\n## Stop on SIGTERM with a 10 s delay in flight ({rounds} rounds)\n")
+    took: list[float] = []
+    for _ in range(rounds):
+        with started("svc-stub") as stub:
+            armed = {"mode": "delay", "delayMs": 10_000, "applyTo": "evaluate"}
+            get(stub.url + "/_test/fault", json.dumps(armed).encode())
+            in_flight = threading.Thread(target=_evaluate_ignoring_the_end, args=(stub.url,))
+            in_flight.start()
+            time.sleep(0.3)
+            began = time.perf_counter()
+            stub.process.send_signal(signal.SIGTERM)
+            stub.process.wait(10)
+            took.append(time.perf_counter() - began)
+            in_flight.join()
+    print(f"- to exit: median {statistics.median(took):.3f} s, slowest {max(took):.3f} s")
+
+
+def _evaluate_ignoring_the_end(url: str) -> None:
+    with contextlib.suppress(OSError):  # the stub stops under it: any ending will do
+        get(url + EVALUATE.path, EVALUATE_BODY.encode(), timeout=15, token="bench")
+
+
+def fixture_documents() -> None:
+    """/health while a 1 MB YAML document is posted (parsed off the event loop), and what an
+    alias-heavy document costs, refused and accepted."""
+    print("\n## Fixture documents: /health during a 1 MB post, and what aliases cost\n")
+    rows = "".join(
+        f"  flag-{n}: {{type: object, value: {{a: [1, 2, 3, 'text {n}'], b: {{c: x}}}}}}\n"
+        for n in range(13_000)
+    )
+    document = f"flags:\n{rows}".encode()
+    with started("svc-stub", "--max-body-bytes", str(4 << 20)) as stub:
+        probes: list[float] = []
+        done = threading.Event()
+
+        def upload() -> None:
+            get(stub.url + "/_test/fixtures", document, 120, content_type=YAML)
+            done.set()
+
+        began = time.perf_counter()
+        threading.Thread(target=upload).start()
+        while not done.is_set():
+            sent = time.perf_counter()
+            get(stub.url + "/health")
+            probes.append(time.perf_counter() - sent)
+            time.sleep(0.02)
+        posted_s = time.perf_counter() - began
+        print(
+            f"- {len(document) / 1e6:.2f} MB of YAML ({13_000:,} flags) served after "
+            f"{posted_s:.2f} s; /health meanwhile: {len(probes)} probes, median "
+            f"{statistics.median(probes) * 1000:.1f} ms, slowest {max(probes) * 1000:.1f} ms"
+        )
+    with started("svc-stub") as stub:
+        before = stub.rss_mb
+        for name, text in (
+            ("8 KB alias bomb", _aliased(1000, 1000, 40)),
+            ("9 KB within the bound", _aliased(100, 100, 9, '"xxxxxxx"')),
+        ):
+            try:
+                get(stub.url + "/_test/fixtures", text.encode(), 60, content_type=YAML)
+                outcome = "served"
+            except urllib.error.HTTPError as refused:
+                outcome = f"refused, {refused.code}"
+                refused.close()
+            print(f"- {name} ({len(text):,} bytes): {outcome}; RSS +{stub.rss_mb - before:.1f} MB")
+
+
+def _aliased(values: int, uses: int, flags: int, value: str = "1") -> str:
+    """A fixture document whose aliases expand it (as tests/test_shared_stub.py's)."""
+    base = f"&a [{', '.join([value] * values)}]"
+    wide = f"&b [{', '.join(['*a'] * uses)}]"
+    first = f"  f0: {{type: object, value: {{base: {base}, w: {wide}}}}}\n"
+    rows = "".join(f"  f{n}: {{type: object, value: {{w: *b}}}}\n" for n in range(1, flags))
+    return f"flags:\n{first}{rows}"
+
+
 def million(target: int = 1_000_000) -> None:
     print(f"\n## RSS after {target:,} requests with the default recording bounds\n")
     with started("svc-stub") as stub:
@@ -742,6 +824,8 @@ SCENARIOS: dict[str, Callable[[bool], None]] = {
     "instructions": lambda quick: instructions(1000 if quick else 5000),
     "connections": lambda quick: thousand_connections(2 if quick else 5),
     "delayed": lambda quick: delayed(2 if quick else 5),
+    "stop": lambda quick: stop(rounds=3 if quick else 10),
+    "fixture-documents": lambda quick: fixture_documents(),
     "million": lambda quick: million(),
 }
 """Every scenario, in the order a full run takes them; `million` is left out of --quick."""
