@@ -763,7 +763,7 @@ def fixture_documents() -> None:
         before = stub.rss_mb
         for name, text in (
             ("8 KB alias bomb", _aliased(1000, 1000, 40)),
-            ("9 KB within the bound", _aliased(100, 100, 9, '"xxxxxxx"')),
+            ("one within the bound", _aliased(20, 20, 9, '"xxxxxxx"')),
         ):
             try:
                 get(stub.url + "/_test/fixtures", text.encode(), 60, content_type=YAML)

@@ -200,6 +200,7 @@ def command(
     )
     try:
         fixtures = load_fixtures(config)
+        app = create_app(config, fixtures)  # derives every answer: may refuse a value, too
     except FixtureError as exc:
         raise ConfigError(str(exc)) from None
     logging.basicConfig(level=config.log_level.upper(), format="svc-stub %(levelname)s %(message)s")
@@ -212,7 +213,6 @@ def command(
 
     # An access log halves throughput, so it exists only at debug level.
     access_log = logging.getLogger("stub.access") if config.log_level == "debug" else None
-    app = create_app(config, fixtures)
     _collect_again()
     try:
         asyncio.run(serve(app, config.host, config.port, on_ready=ready, access_log=access_log))

@@ -3,15 +3,16 @@ own section."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import gc
 import json
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import orjson
 
@@ -49,6 +50,7 @@ __all__ = [
     "parse_yaml",
 ]
 
+T = TypeVar("T")
 FIXTURE_SUFFIXES = (".yaml", ".yml", ".json")
 _TOP_LEVEL_KEYS = ("flags", "vendor", "management", "keys")
 _VENDOR_KEYS = ("flags", "definitions")
@@ -137,6 +139,47 @@ def collection_paused() -> Iterator[None]:
             _PAUSES -= 1
             if _PAUSES == 0 and _WAS_ENABLED:
                 gc.enable()
+
+
+_BUILDING = threading.Lock()
+"""One document built at a time: each costs about a hundred times its text in memory while it
+is built, and a hundred uploads at once must not cost a hundred times that."""
+
+
+async def built_off_loop(build: Callable[[], T]) -> T:
+    """`build()` (parsing and deriving a fixture document) in a worker thread, one at a time,
+    with the collector paused, so the event loop answers every other request meanwhile. The
+    thread is a daemon: a stop (SIGTERM) never waits for a parse nobody will use, as it would
+    for asyncio's own executor."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[T] = loop.create_future()
+
+    def work() -> None:
+        try:
+            with _BUILDING, collection_paused():
+                result = build()
+        except BaseException as exc:  # handed to the awaiting request, which answers it
+            _hand_back(loop, _fail, done, exc)
+        else:
+            _hand_back(loop, _resolve, done, result)
+
+    threading.Thread(target=work, name="svc-stub fixtures", daemon=True).start()
+    return await done
+
+
+def _hand_back(loop: asyncio.AbstractEventLoop, *call: Any) -> None:
+    with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody is waiting
+        loop.call_soon_threadsafe(*call)
+
+
+def _resolve(done: asyncio.Future[T], result: T) -> None:
+    if not done.done():  # else the request gave up waiting (its client went away)
+        done.set_result(result)
+
+
+def _fail(done: asyncio.Future[T], error: BaseException) -> None:
+    if not done.done():
+        done.set_exception(error)
 
 
 def load_fixture_paths(paths: Sequence[Path]) -> FixtureSet:

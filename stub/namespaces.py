@@ -170,19 +170,19 @@ class Namespaces:
                 )
         return self._add(name, served or self._startup, keys)
 
-    def delete(self, name: str) -> bool:
+    def delete(self, name: str, how: str = "DELETE /_test/namespaces/{name}") -> bool:
         self._forget_eviction(name)
         state = self._named.pop(name, None)
         if state is None:
             return False
         self._unbind(name)
-        state.release(f"namespace {name!r} was deleted (DELETE /_test/namespaces)")
+        state.release(f"namespace {name!r} was deleted ({how.format(name=name)})")
         return True
 
     def delete_all(self) -> int:
         names = list(self._named)
         for name in names:
-            self.delete(name)
+            self.delete(name, "DELETE /_test/namespaces")
         return len(names)
 
     def describe(self, name: str) -> dict[str, Any]:

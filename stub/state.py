@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+import orjson
 from aiohttp import web
 
 from stub.config import StubConfig
@@ -17,7 +18,8 @@ from stub.management.seed import ManagementSeed
 from stub.management.store import ManagementStore
 from stub.rate_limit import Limits, RateLimiter
 from stub.runtime.evaluation import DecisionTable
-from stub.validation import Where
+from stub.validation import FixtureError, Where
+from stub.wire import MAX_WRITABLE_DEPTH
 from stub.vendor.documents import VendorDocuments
 
 Json = dict[str, Any]
@@ -57,7 +59,15 @@ class Served(NamedTuple):
 
     @classmethod
     def of(cls, fixtures: FixtureSet) -> Served:
-        return cls(fixtures, DecisionTable(fixtures.flags), VendorDocuments(fixtures))
+        """Every answer encoded once; FixtureError if a value nests too deep to be written
+        inside one (each value was checked alone, and an answer wraps it a level or two)."""
+        try:
+            return cls(fixtures, DecisionTable(fixtures.flags), VendorDocuments(fixtures))
+        except orjson.JSONEncodeError as exc:
+            raise FixtureError(
+                f"fixtures: a value nests too deep to be written inside an answer ({exc}); "
+                f"keep values within {MAX_WRITABLE_DEPTH - 4} levels"
+            ) from None
 
 
 class StubState:

@@ -28,7 +28,7 @@ MAX_DOCUMENT_DEPTH = 260
 """Levels a fixture document may nest: a value in it may nest 254, as deep as JSON is written
 back, under the few levels that name it (`flags`, the flag, `value`)."""
 ALIAS_FACTOR = 16
-ALIAS_FLOOR_BYTES = 1024 * 1024
+ALIAS_FLOOR_BYTES = 64 * 1024
 """Aliases may repeat values, not amplify them: a document, expanded and written as JSON, may
 be at most ALIAS_FACTOR times its text, or ALIAS_FLOOR_BYTES, whichever is larger. So what a
 document costs (its answers, each flag's JSON made once) follows the size of its text, which
@@ -91,7 +91,7 @@ def _too_large(source: str, size: int, text_bytes: int, limit: int) -> str:
     return (
         f"{source}: its aliases expand it to about {size:,} bytes of JSON from {text_bytes:,} "
         f"bytes of text, over the bound of {limit:,} ({ALIAS_FACTOR} times the text, at "
-        f"least {ALIAS_FLOOR_BYTES // (1024 * 1024)} MiB): write the repeated values out "
+        f"least {ALIAS_FLOOR_BYTES // 1024} KiB): write the repeated values out "
         "rather than alias them (the bound grows with the text)"
     )
 

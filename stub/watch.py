@@ -19,7 +19,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from stub.fixtures import FIXTURE_SUFFIXES, collection_paused, load_fixture_paths
+from stub.fixtures import FIXTURE_SUFFIXES, built_off_loop, load_fixture_paths
 from stub.state import Served
 from stub.validation import FixtureError
 
@@ -88,7 +88,6 @@ async def _poll(
     poll_s: float,
 ) -> None:
     seen = loaded
-    loop = asyncio.get_running_loop()
     while True:
         await asyncio.sleep(poll_s)
         now = stamps(paths)
@@ -99,7 +98,7 @@ async def _poll(
             continue
         try:
             # read and derived off the event loop: a large file must not stall requests
-            served = await loop.run_in_executor(None, _load, paths)
+            served = await built_off_loop(lambda: Served.of(load_fixture_paths(paths)))
             if stamps(paths) != now:  # written again while being read: maybe half of it
                 continue
             reload(served)
@@ -111,11 +110,6 @@ async def _poll(
             names = ", ".join(str(path) for path in paths)
             log.info("fixtures reloaded from %s: %d flag(s)", names, len(served.fixtures.flags))
         loaded = now
-
-
-def _load(paths: Sequence[Path]) -> Served:
-    with collection_paused():
-        return Served.of(load_fixture_paths(paths))
 
 
 def _refused(failed: Callable[[str], None], problem: str) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import io
 import json
 import select
 import socket
@@ -40,6 +41,15 @@ def alias_document(values: int, uses: int, flags: int, value: str = "1") -> str:
     rows = "".join(f"  f{n}: {{type: object, value: {{w: *b}}}}\n" for n in range(1, flags))
     return f"flags:\n{first}{rows}"
 
+
+LARGE_DOCUMENT = (
+    "flags:\n"
+    + "".join(
+        f"  flag-{n}: {{type: object, value: {{a: [1, 2, 3, 'text {n}'], b: {{c: x}}}}}}\n"
+        for n in range(20_000)
+    )
+).encode()
+"""About 1.5 MB of YAML: a second or more of parsing."""
 
 ALIAS_BOMB = alias_document(values=1000, uses=1000, flags=40)
 """The document of the report: 8 KB that once grew the stub by 320 MB and answered every
@@ -84,7 +94,7 @@ class TestFixtureDocumentBounds:
         status, body = await json_of(client, "POST", path, data=ALIAS_BOMB, headers=YAML)
         assert (status, body["error"]) == (413, "FIXTURES_TOO_LARGE")
         assert body["message"].startswith("body: its aliases expand it to about ")
-        assert "over the bound of 1,048,576 (16 times the text, at least 1 MiB)" in body["message"]
+        assert "over the bound of 136,464 (16 times the text, at least 64 KiB)" in body["message"]
         assert "write the repeated values out" in body["message"]
         _, served = await json_of(client, "GET", "/_test/fixtures")
         assert "new-checkout" in served["flags"]  # nothing changed
@@ -117,9 +127,9 @@ class TestFixtureDocumentBounds:
             assert served["flags"] == ["kept"]
 
     def test_a_document_costs_what_its_text_does(self) -> None:
-        """The bomb is refused for next to nothing; a 10 KB document aliased up to the bound
-        is served, and costs a few MB."""
-        within = alias_document(values=100, uses=100, flags=9, value='"xxxxxxx"')
+        """The bomb is refused for next to nothing; a document aliased up to the bound is
+        served, and costs a few MB."""
+        within = alias_document(values=20, uses=20, flags=9, value='"xxxxxxx"')
         assert len(within) < 10_000
         with spawn_stub(read_log=False) as stub:
             pid = stub.process.pid
@@ -131,23 +141,44 @@ class TestFixtureDocumentBounds:
             assert (status, len(body["flags"])) == (200, 9)
             status, answer = post(stub.url + "/v1/flags/evaluate", b'{"targetingKey": "u"}', AUTH)
             assert (status, len(answer["decisions"])) == (200, 9)
-            assert len(json.dumps(answer)) < 1_100_000
-            assert rss_mb(pid) - before < 16
+            assert 30_000 < len(json.dumps(answer)) < 70_000
+            assert rss_mb(pid) - before < 8
+
+    def test_a_value_too_deep_to_answer_is_a_400_and_a_file_one_line(self, tmp_path: Path) -> None:
+        deep = "flags: {f: {type: object, value: " + "[" * 254 + "]" * 254 + "}}"
+        with spawn_stub(read_log=False) as stub:
+            status, body = post(stub.url + "/_test/fixtures", deep.encode(), YAML)
+            assert (status, body["error"]) == (400, "INVALID_FIXTURES")
+            assert "nests too deep to be written inside an answer" in body["message"]
+            assert stub.get("/health") == {"ok": True}
+        path = tmp_path / "deep.yaml"
+        path.write_text(deep, encoding="utf-8")
+        started = subprocess.run(
+            [sys.executable, "-m", "stub", "--port", "0", "--fixtures", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert started.returncode == 2
+        (line,) = started.stderr.strip().splitlines()
+        assert "nests too deep" in line
+
+    def test_a_stop_does_not_wait_for_documents_being_parsed(self) -> None:
+        with spawn_stub("--max-body-bytes", str(4 << 20), read_log=False) as stub:
+            uploads = [open_upload(stub.url, "/_test/fixtures", LARGE_DOCUMENT) for _ in range(4)]
+            time.sleep(0.3)
+            began = time.monotonic()
+            stub.process.terminate()
+            assert stub.process.wait(timeout=10) == 0
+            assert time.monotonic() - began < 3  # not the seconds each parse would take
+            for upload in uploads:
+                upload.close()
 
     def test_other_requests_are_answered_while_a_large_document_is_parsed(self) -> None:
-        rows = "".join(
-            f"  flag-{n}: {{type: object, value: {{a: [1, 2, 3, 'text {n}'], b: {{c: x}}}}}}\n"
-            for n in range(20_000)
-        )
-        document = f"flags:\n{rows}".encode()  # about 1.5 MB: a second or more of parsing
+        document = LARGE_DOCUMENT
         with spawn_stub("--max-body-bytes", str(4 << 20), read_log=False) as stub:
-            host, port = stub.url.removeprefix("http://").split(":")
-            with socket.create_connection((host, int(port)), timeout=60) as upload:
-                head = (
-                    f"POST /_test/fixtures HTTP/1.1\r\nHost: x\r\nContent-Type: application/yaml"
-                    f"\r\nContent-Length: {len(document)}\r\nConnection: close\r\n\r\n"
-                )
-                upload.sendall(head.encode() + document)
+            with open_upload(stub.url, "/_test/fixtures", document) as upload:
                 assert stub.get("/health") == {"ok": True}
                 answered, _, _ = select.select([upload], [], [], 0)
                 assert not answered, "the document was parsed before /health was answered"
@@ -156,6 +187,18 @@ class TestFixtureDocumentBounds:
                     reply += chunk
             assert reply.startswith(b"HTTP/1.1 200")
             assert len(stub.get("/_test/fixtures")["flags"]) == 20_000
+
+
+def open_upload(url: str, path: str, document: bytes) -> socket.socket:
+    """A connection that has sent a whole YAML document to `path` and not read the answer."""
+    host, port = url.removeprefix("http://").split(":")
+    connection = socket.create_connection((host, int(port)), timeout=60)
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/yaml\r\n"
+        f"Content-Length: {len(document)}\r\nConnection: close\r\n\r\n"
+    )
+    connection.sendall(head.encode() + document)
+    return connection
 
 
 class TestCollectorPausedWhileADocumentIsBuilt:
@@ -275,7 +318,7 @@ class TestDeletingANamespaceEndsItsWaits:
         status, body = await asyncio.wait_for(waiting, 5)  # not the 30 s it asked for
         assert (status, body["error"]) == (410, "NAMESPACE_GONE")
         assert body["message"] == (
-            "namespace 't-1' was deleted (DELETE /_test/namespaces) while this request waited"
+            f"namespace 't-1' was deleted (DELETE {deletion}) while this request waited"
         )
 
 
@@ -283,6 +326,7 @@ BODY_ROUTES = [
     ("/v1/flags/evaluate", AUTH),
     ("/v1/capture", AUTH),
     ("/v1/capture", {**AUTH, "X-Svc-Test-Fault": "500"}),
+    ("/v1/flags/evaluate", {**AUTH, "X-Svc-Test-Fault": "quota_limited"}),
     ("/v1/targets/register", AUTH),
     ("/flags/?v=2", {}),
     ("/batch/", {}),
@@ -299,6 +343,25 @@ def abandon(url: str, path: str, headers: dict[str, str]) -> None:
     with socket.create_connection((host, int(port)), timeout=5) as connection:
         connection.sendall(head.encode() + b'{"events": [')
         time.sleep(0.05)  # the stub is reading the body when the client goes
+
+
+class TestDeletedWhileItsDocumentIsParsed:
+    async def test_the_document_is_refused_with_a_410(self, aiohttp_client: AiohttpClient) -> None:
+        client = await aiohttp_client(create_app(StubConfig(max_body_bytes=4 << 20)))
+        posting = asyncio.ensure_future(
+            json_of(
+                client,
+                "POST",
+                "/ns/z/_test/fixtures",
+                data=io.BytesIO(LARGE_DOCUMENT),  # aiohttp warns of large raw bytes
+                headers=YAML,
+            )
+        )
+        await asyncio.sleep(0.3)
+        assert (await json_of(client, "DELETE", "/_test/namespaces/z"))[0] == 200
+        status, body = await asyncio.wait_for(posting, 30)
+        assert (status, body["error"]) == (410, "NAMESPACE_GONE")
+        assert await names(client) == ["default"]
 
 
 class TestAbandonedUploads:

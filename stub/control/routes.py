@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from collections.abc import Callable
 from pathlib import Path
@@ -11,11 +10,11 @@ from typing import Any, TypeVar
 from aiohttp import web
 
 from stub.control.journal import entry
-from stub.fixtures import FixtureSet, collection_paused, parse_fixture_document, parse_yaml
+from stub.fixtures import FixtureSet, built_off_loop, parse_fixture_document, parse_yaml
 from stub.keys import parse_limits
 from stub.management.seed import ManagementSeed, parse_management
 from stub.namespaces import NAMESPACES
-from stub.state import RequestRecord, Served, state_of
+from stub.state import RequestRecord, Served, StubState, state_of
 from stub.validation import FixtureError, Where, mapping
 from stub.vendor.documents import fixtures_from_vendor_flags
 from stub.wire import (
@@ -130,8 +129,10 @@ async def set_fixtures(request: web.Request) -> web.Response:
         return fixtures, Served.of(before.fixtures.overlaid_with(fixtures) if merge else fixtures)
 
     fixtures, served = await parsed_off_loop(request, prepared)
-    try:  # what was prepared holds unless the served set changed meanwhile
-        state.serve(fixtures, merge=merge, prepared=served if state.served is before else None)
+    _still_there(state)
+    current = not merge or state.served is before  # a merge over a set since replaced: again
+    try:
+        state.serve(fixtures, merge=merge, prepared=served if current else None)
     except FixtureError as exc:
         raise invalid_fixtures(exc) from None
     return json_response({"ok": True, "flags": sorted(state.served.fixtures.flags)})
@@ -151,6 +152,7 @@ async def seed_management(request: web.Request) -> web.Response:
     merge = _query_flag(request, "merge")
     seed, where = await parsed_off_loop(request, _management_section)
     state = state_of(request)
+    _still_there(state)
     try:
         state.seed_management(seed, merge=merge, where=where)
     except FixtureError as exc:
@@ -214,6 +216,12 @@ async def disarm_fault(request: web.Request) -> web.Response:
 T = TypeVar("T")
 
 
+def _still_there(state: StubState) -> None:
+    """A namespace deleted while its document was parsed takes nothing more."""
+    if state.gone is not None:
+        raise ApiError(410, "NAMESPACE_GONE", f"{state.gone} while this request was parsed")
+
+
 async def parsed_off_loop(request: web.Request, parse: Callable[[object], T]) -> T:
     """The body as a fixture document (JSON, or YAML when sent with a YAML content type),
     read by `parse`, in a worker thread: a large YAML document is seconds of CPU, and every
@@ -221,12 +229,8 @@ async def parsed_off_loop(request: web.Request, parse: Callable[[object], T]) ->
     says where."""
     raw, sent_as = await read_body(request), request.content_type
 
-    def work() -> T:
-        with collection_paused():
-            return parse(_fixture_document(raw, sent_as))
-
     try:
-        return await asyncio.to_thread(work)
+        return await built_off_loop(lambda: parse(_fixture_document(raw, sent_as)))
     except FixtureError as exc:
         raise invalid_fixtures(exc) from None
 

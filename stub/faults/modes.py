@@ -249,6 +249,8 @@ async def _quota_limited_decisions(hit: Hit) -> web.Response:
     """200, every requested key not found, `quotaLimited: true` (a boolean, as clients need)."""
     try:
         document = orjson.loads(await read_body(hit.request))
+    except ClientGone:
+        raise  # nobody left to answer: recorded as gone
     except Exception:  # the fault fires before the body is validated; a bad one means all keys
         document = None
     keys = document.get("flagKeys") if isinstance(document, dict) else None
