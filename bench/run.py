@@ -783,6 +783,46 @@ def _aliased(values: int, uses: int, flags: int, value: str = "1") -> str:
     return f"flags:\n{first}{rows}"
 
 
+PROXY_BOUND_MS = 1.0
+"""The issue's bound on what proxy mode adds to a request's median latency."""
+
+
+def proxy_latency(requests: int, rounds: int) -> None:
+    """Sequential evaluates on one keep-alive connection, straight to an upstream (a second
+    svc-stub) and through svc-stub in front of it (`--upstream`), taking turns."""
+    print(f"\n## Proxy mode: median latency added ({rounds} rounds of {requests:,} requests)\n")
+    with started("svc-stub") as upstream, started("svc-stub", "--upstream", upstream.url) as proxy:
+        direct: list[float] = []
+        through: list[float] = []
+        for _ in range(rounds):
+            direct.append(_median_latency_ms(upstream.url, requests))
+            through.append(_median_latency_ms(proxy.url, requests))
+    added = statistics.median(through) - statistics.median(direct)
+    print(f"- straight to the upstream: median {statistics.median(direct):.3f} ms")
+    print(f"- through svc-stub --upstream: median {statistics.median(through):.3f} ms")
+    verdict = "met" if added <= PROXY_BOUND_MS else "**NOT MET**"
+    print(f"- added: {added:.3f} ms (bound {PROXY_BOUND_MS} ms: {verdict})")
+
+
+def _median_latency_ms(url: str, count: int) -> float:
+    host, port = url.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=10)
+    headers = {"Authorization": f"Bearer {EVALUATE.token}", "Content-Type": "application/json"}
+    took: list[float] = []
+    try:
+        for _ in range(count):
+            began = time.perf_counter()
+            connection.request("POST", EVALUATE.path, EVALUATE_BODY, headers)
+            answer = connection.getresponse()
+            answer.read()
+            took.append((time.perf_counter() - began) * 1000)
+            if answer.status != 200:
+                raise RuntimeError(f"evaluate answered {answer.status}")
+    finally:
+        connection.close()
+    return statistics.median(took)
+
+
 def million(target: int = 1_000_000) -> None:
     print(f"\n## RSS after {target:,} requests with the default recording bounds\n")
     with started("svc-stub") as stub:
@@ -825,6 +865,7 @@ SCENARIOS: dict[str, Callable[[bool], None]] = {
     "connections": lambda quick: thousand_connections(2 if quick else 5),
     "delayed": lambda quick: delayed(2 if quick else 5),
     "stop": lambda quick: stop(rounds=3 if quick else 10),
+    "proxy": lambda quick: proxy_latency(500 if quick else 2000, rounds=3 if quick else 7),
     "fixture-documents": lambda quick: fixture_documents(),
     "million": lambda quick: million(),
 }

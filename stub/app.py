@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -33,6 +34,7 @@ from stub.serving import (
     in_namespace,
     unmatched,
 )
+from stub.upstream.proxy import forwarding, upstream_session
 from stub.vendor import routes as vendor
 from stub.watch import watching
 from stub.wire import ApiError, ErrorBody, request_value, runtime_error_body
@@ -64,10 +66,13 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
     app = web.Application(client_max_size=config.max_body_bytes)
     app[NAMESPACES] = namespaces
     _strip_namespace_prefixes(app)
+    forward = _forwarding(app, config)
     paths = _Paths()
     for plane in CLIENT_PLANES:
         for path, routes in _by_path(plane.routes).items():
-            handlers = {route.method: _client_route(namespaces, route, plane) for route in routes}
+            handlers = {
+                route.method: _client_route(namespaces, route, plane, forward) for route in routes
+            }
             # clients also use a trailing slash: served in place, never redirected
             for spelling in (path, path + "/") if plane.trailing_slash else (path,):
                 for method, handler in handlers.items():
@@ -86,8 +91,20 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
         )
     paths.claim(management.CONSOLE_PREFIX, management.error_body)
     _add_bad_prefix(app, paths)
-    _add_fallback(app, namespaces, paths, config.control_token)
+    _add_fallback(app, namespaces, paths, config.control_token, forward)
     return app
+
+
+Forwarding = Callable[[str | None], Handler]
+"""Proxy mode's handler for a route name (None: a path no route claims)."""
+
+
+def _forwarding(app: web.Application, config: StubConfig) -> Forwarding | None:
+    """In proxy mode, the forwarder every client route answers with, and its session."""
+    if config.upstream is None:
+        return None
+    app.cleanup_ctx.append(upstream_session(config.upstream))
+    return forwarding(config.upstream, config.control_token)
 
 
 def load_fixtures(config: StubConfig) -> FixtureSet:
@@ -99,14 +116,17 @@ def selector_of(route_name: str) -> str:
     return route_name.partition(".")[0]
 
 
-def _client_route(namespaces: Namespaces, route: web.RouteDef, plane: _Plane) -> Handler:
+def _client_route(
+    namespaces: Namespaces, route: web.RouteDef, plane: _Plane, forward: Forwarding | None
+) -> Handler:
     name = route.kwargs["name"]
     return client_route(
         namespaces,
-        route.handler,
+        route.handler if forward is None else forward(name),
         name=name,
         selector=selector_of(name),
         error_body=plane.error_body,
+        forwarded=forward is not None,
     )
 
 
@@ -202,13 +222,19 @@ def _add_bad_prefix(app: web.Application, paths: _Paths) -> None:
 
 
 def _add_fallback(
-    app: web.Application, namespaces: Namespaces, paths: _Paths, token: str | None
+    app: web.Application,
+    namespaces: Namespaces,
+    paths: _Paths,
+    token: str | None,
+    forward: Forwarding | None,
 ) -> None:
     """Unknown paths are recorded (a misspelt route shows up in /_test/requests) and answered in
-    their plane's envelope; unknown control paths are not recorded, and stay behind the token."""
+    their plane's envelope (in proxy mode, by the upstream); unknown control paths are not
+    recorded, and stay behind the token."""
     not_claimed = unmatched(paths.allowed)
+    unknown = not_claimed if forward is None else forward(None)
     recorded = {
-        body: client_route(namespaces, not_claimed, name=None, error_body=body)
+        body: client_route(namespaces, unknown, name=None, error_body=body)
         for body in {plane.error_body for plane in CLIENT_PLANES}
     }
     control_side = control_route(guarded(token, not_claimed) if token else not_claimed)

@@ -28,6 +28,7 @@ from stub.config import (
 )
 from stub.rate_limit import is_rate
 from stub.server import ListenError, serve
+from stub.upstream.client import Upstream, UpstreamError, tls_context, upstream_of
 from stub.validation import FixtureError
 
 READY_LINE = "svc-stub listening on {url}"
@@ -145,6 +146,22 @@ class ConfigError(Exception):
     help="Largest request body accepted, after gzip decompression; larger is a 413.",
 )
 @_option(
+    "--upstream",
+    metavar="URL",
+    help="Proxy mode: forward every runtime, vendor and management request to this service "
+    "(https off loopback) and relay its answers, faults and recording on top.",
+)
+@_option(
+    "--upstream-ca-bundle",
+    type=click.Path(path_type=Path),
+    help="PEM certificates to trust for the upstream's TLS, instead of the system's.",
+)
+@_option(
+    "--allow-insecure-upstream",
+    is_flag=True,
+    help="Permit a plain-http --upstream off loopback (a test service on your own network).",
+)
+@_option(
     "--log-level",
     type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
     default="info",
@@ -167,6 +184,9 @@ def command(
     namespace_max_recorded: int,
     max_recorded_in_namespaces: int,
     max_body_bytes: int,
+    upstream: str | None,
+    upstream_ca_bundle: Path | None,
+    allow_insecure_upstream: bool,
     log_level: str,
 ) -> None:
     """A local stand-in for the control-point service's runtime and management planes and the
@@ -196,6 +216,7 @@ def command(
         namespace_max_recorded=namespace_max_recorded,
         max_recorded_in_namespaces=max_recorded_in_namespaces,
         max_body_bytes=max_body_bytes,
+        upstream=_upstream(upstream, upstream_ca_bundle, allow_insecure_upstream),
         log_level=log_level.lower(),
     )
     try:
@@ -227,6 +248,20 @@ def _collect_again() -> None:
     if not gc.isenabled():
         gc.freeze()
         gc.enable()
+
+
+def _upstream(raw: str | None, ca_bundle: Path | None, allow_insecure: bool) -> Upstream | None:
+    """Checked before anything connects: a refused address is one line, exit 2."""
+    if raw is None:
+        if ca_bundle is not None or allow_insecure:
+            raise ConfigError("--upstream-ca-bundle and --allow-insecure-upstream need --upstream")
+        return None
+    try:
+        upstream = upstream_of(raw, allow_insecure=allow_insecure, ca_bundle=ca_bundle)
+        tls_context(upstream)
+    except UpstreamError as exc:
+        raise ConfigError(f"--upstream: {exc}") from None
+    return upstream
 
 
 def _new_token() -> str:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import ipaddress
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from stub.upstream.client import Upstream
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 3901
@@ -42,6 +45,8 @@ class StubConfig(NamedTuple):
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     watch: bool = False
     """Serve `fixture_paths` anew whenever they change on disk."""
+    upstream: Upstream | None = None
+    """Proxy mode: forward every client-plane request to this service, faults on top."""
     log_level: str = "info"
 
     @property

@@ -18,7 +18,7 @@ from stub.faults.arming import Fired, request_fault
 from stub.faults.modes import FAULTS, FaultMode, FaultSpec, Hit
 from stub.keys import ClientPlane
 from stub.namespaces import Namespaces
-from stub.state import REQUEST_STATE, StubState, bounded_headers
+from stub.state import REQUEST_STATE, UPSTREAMED, StubState, bounded_headers
 from stub.wire import (
     REQUEST_SEQ,
     RUNTIME_KEY_HINT,
@@ -27,6 +27,7 @@ from stub.wire import (
     ErrorBody,
     body_broken,
     check_api_key,
+    request_value,
     runtime_error_body,
 )
 
@@ -42,11 +43,13 @@ def client_route(
     name: str | None,
     selector: str | None = None,
     error_body: ErrorBody = runtime_error_body,
+    forwarded: bool = False,
 ) -> Handler:
     """A client route of any plane, or an unknown path (`name` None), served in the request's
     namespace: faults fire first, errors become JSON in the plane's envelope, and the request
     is recorded once, under `name`. `selector` is what arming calls the route (`projects` for
-    `projects.create`); by default the name itself."""
+    `projects.create`); by default the name itself. `forwarded`: the handler relays the real
+    service's answer (proxy mode), which the damaging faults then damage."""
     selector = selector or name
 
     async def route(request: web.Request) -> web.StreamResponse:
@@ -80,7 +83,7 @@ def client_route(
                         sent_early.append(status_sent)
                         _record(state, generation, request, name, started, status_sent, fired)
 
-                hit = Hit(request, selector, handler, error_body, flags, sent)
+                hit = Hit(request, selector, handler, error_body, flags, sent, forwarded)
                 response = await _fault(hit, fired)
             status = None if isinstance(response, _NoAnswer) else response.status
             if body_broken(request):  # a fault answered before noticing: the stream is lost
@@ -139,6 +142,7 @@ def _record(
                 warning,
                 bounded_headers(request.raw_headers),
                 gone,
+                request_value(request, UPSTREAMED),
             )
         )
 

@@ -19,19 +19,42 @@ from stub.management.store import ManagementStore
 from stub.rate_limit import Limits, RateLimiter
 from stub.runtime.evaluation import DecisionTable
 from stub.validation import FixtureError, Where
-from stub.wire import MAX_WRITABLE_DEPTH
 from stub.vendor.documents import VendorDocuments
+from stub.wire import MAX_WRITABLE_DEPTH
 
 Json = dict[str, Any]
 
 RawHeaders = tuple[tuple[bytes, bytes], ...]
 
+
+class Upstreamed(NamedTuple):
+    """In proxy mode, what the upstream answered a forwarded request, and how long it took."""
+
+    status: int
+    duration_s: float
+
+
+UPSTREAMED = web.RequestKey("upstreamed", Upstreamed)
+"""Set on a request once it was forwarded and answered (proxy mode)."""
+
 RequestRecord = tuple[
-    int, str, str, str | None, int | None, Fired | None, float, float, str | None, RawHeaders, bool
+    int,
+    str,
+    str,
+    str | None,
+    int | None,
+    Fired | None,
+    float,
+    float,
+    str | None,
+    RawHeaders,
+    bool,
+    Upstreamed | None,
 ]
 """seq, method, raw path with its query, route, status, fault, arrival (`time.perf_counter()`),
-duration in seconds, key warning, the headers as sent (bounded), and whether the client went
-away before its body arrived (then no status: nothing was answered): a tuple is all recording
+duration in seconds, key warning, the headers as sent (bounded), whether the client went away
+before its body arrived (then no status: nothing was answered), and the upstream's answer in
+proxy mode: a tuple is all recording
 costs on the hot path; `/_test/requests` renders (and redacts) it when read
 (`stub/control/journal.py`)."""
 

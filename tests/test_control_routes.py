@@ -71,6 +71,7 @@ class TestRequestLog:
             "warning",
             "retryAfter",
             "headers",
+            "upstream",
         }
         assert (entry["method"], entry["path"], entry["route"], entry["status"]) == (
             "POST",

@@ -332,3 +332,19 @@ class TestStepParsing:
         assert not matches({"id": "env_01ABC"}, {"id": "proj_..."})
         assert not matches({"a": 1, "b": 2}, {"a": 1})
         assert not matches(True, 1)
+
+
+class TestProxySection:
+    def test_the_tour_prints_what_the_readme_shows_in_front_of_a_stand_in(self) -> None:
+        (tour,) = shell_blocks("## In front of the real service: proxy mode")
+        with (
+            spawn_stub("--api-key", "project-api-key_staging", read_log=False) as staging,
+            spawn_stub("--upstream", staging.url, read_log=False) as proxy,
+        ):
+            results = run(tour, proxy.url)
+            forwarded = staging.get("/_test/requests")["requests"]
+        checked = [(step, out) for step, out in results if step.expected is not None]
+        assert len(checked) == 3
+        for step, output in checked:
+            assert matches(output, step.expected), f"{step.script}\nprinted {output}"
+        assert [r["status"] for r in forwarded] == [200]  # the 503 was never forwarded

@@ -118,6 +118,8 @@ def recorded_requests(body: Json) -> list[RecordedRequest]:
             arrived_ms=e.get("arrivedMs", 0.0),
             retry_after=e.get("retryAfter"),
             headers=e.get("headers", {}),
+            upstream_status=(e.get("upstream") or {}).get("status"),
+            upstream_ms=(e.get("upstream") or {}).get("durationMs"),
         )
         for e in body["requests"]
     ]

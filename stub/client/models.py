@@ -109,6 +109,10 @@ class RecordedRequest:
     headers: Mapping[str, str] = field(default_factory=dict)
     """What the client sent, by lower-case name; keys shown by family only
     (`Bearer project-api-key_[redacted]`)."""
+    upstream_status: int | None = None
+    """In proxy mode, the status the upstream answered the forwarded request with."""
+    upstream_ms: float | None = None
+    """In proxy mode, how long the upstream took to answer it."""
     client_gone: bool = False
     """The client closed the connection before its body arrived: nothing was answered (status
     None)."""

@@ -19,7 +19,9 @@ _COOKIES = frozenset({"cookie"})
 def entry(record: RequestRecord, origin: float) -> dict[str, Any]:
     """One request of the journal; `origin` is when the stub started (`time.perf_counter()`),
     so `arrivedMs` is on one monotonic clock for every request of the process."""
-    seq, method, raw_path, route, status, fired, arrived, duration_s, warning, raw, gone = record
+    seq, method, raw_path, route, status, fired, arrived, duration_s, warning, raw, gone, up = (
+        record
+    )
     path, _, query = raw_path.partition("?")
     return {
         "seq": seq,
@@ -35,6 +37,9 @@ def entry(record: RequestRecord, origin: float) -> dict[str, Any]:
         "durationMs": round(duration_s * 1000, 3),
         "warning": warning,
         "headers": headers(raw),
+        "upstream": None
+        if up is None
+        else {"status": up.status, "durationMs": round(up.duration_s * 1000, 3)},
     }
 
 

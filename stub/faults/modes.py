@@ -93,6 +93,9 @@ class Hit(NamedTuple):
     sent: Callable[[int], None] = lambda status: None
     """A fault that writes its own answer calls this before the first byte (with the status),
     so the request is recorded before the client can have any of it."""
+    forwarded: bool = False
+    """`serve` relays the real service (proxy mode): `truncated` and `invalid_json` damage its
+    answer rather than answer with their own."""
 
 
 FaultFunction = Callable[[Hit, FaultSpec], Awaitable[web.StreamResponse | None]]
@@ -142,16 +145,29 @@ async def status(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
 
 
 async def invalid_json(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
+    """`{not-json`, or in proxy mode the real answer with that in front of it."""
+    if hit.forwarded and spec.body is None:
+        real = await _real_answer(hit)
+        body = b"{not-json " + real.body if isinstance(real.body, bytes) else b"{not-json"
+        return web.Response(body=body, status=spec.status or real.status, content_type=JSON)
     await _drain(hit.request)
-    body = spec.body if isinstance(spec.body, str) else "{not-json"
-    return web.Response(body=body.encode(), status=spec.status or 200, content_type=JSON)
+    body_text = spec.body if isinstance(spec.body, str) else "{not-json"
+    return web.Response(body=body_text.encode(), status=spec.status or 200, content_type=JSON)
 
 
 async def truncated(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
-    """Status line, headers with the full Content-Length, about half the body, a clean close."""
-    await _drain(hit.request)
-    body = _body_bytes(spec) or _TRUNCATED_BODY
-    response = _streamed(spec.status or 200, len(body))
+    """Status line, headers with the full Content-Length, about half the body, a clean close;
+    in proxy mode, of the real answer."""
+    status = spec.status or 200
+    body = _body_bytes(spec)
+    if body is None and hit.forwarded:
+        real = await _real_answer(hit)
+        if isinstance(real.body, bytes) and real.body:
+            body, status = real.body, spec.status or real.status
+    else:
+        await _drain(hit.request)
+    body = body or _TRUNCATED_BODY
+    response = _streamed(status, len(body))
     hit.sent(response.status)
     await response.prepare(hit.request)
     await response.write(body[: max(1, len(body) // 2)])
@@ -288,6 +304,13 @@ def _streamed(status_code: int, length: int) -> web.StreamResponse:
     response.content_type = JSON
     response.content_length = length
     return response
+
+
+async def _real_answer(hit: Hit) -> web.Response:
+    """What the route would answer (in proxy mode: the upstream's), to damage."""
+    answer = await hit.serve(hit.request)
+    assert isinstance(answer, web.Response)
+    return answer
 
 
 async def _drain(request: web.Request) -> None:

@@ -1,0 +1,362 @@
+"""Proxy mode: svc-stub in front of a real service. The upstream here is a second svc-stub
+serving fixtures of its own (and, for TLS, a small server of the test's own); what a client
+sees through the proxy is what the upstream answers, under every fault as against fixtures."""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import json
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import posthog
+import pytest
+import trustme
+from aiohttp import web
+from fireweave import EvaluationContext, FlagType
+
+from conftest import OpenFireweave, SpawnedStub, free_port, spawn_stub
+from stub.client import StubClient
+from stub.faults.modes import FaultMode
+
+KEY = "project-api-key_staging"
+VENDOR_KEY = "phc_staging"
+UPSTREAM_FIXTURES = """\
+flags:
+  staging-banner: {type: string, value: from-staging, variant: from-staging}
+  staging-limit: {type: number, value: 42}
+"""
+FLAG = "staging-banner"
+DEFAULT = "caller-default"
+USER = EvaluationContext(targeting_key="user-1")
+EVALUATE = {"targetingKey": "user-1", "flagKeys": [FLAG]}
+
+
+def request(
+    url: str, body: object = None, headers: dict[str, str] | None = None, method: str = "POST"
+) -> tuple[int, Any]:
+    data = None if body is None else json.dumps(body).encode()
+    sent = urllib.request.Request(url, data=data, headers=headers or {}, method=method)
+    try:
+        with urllib.request.urlopen(sent, timeout=10) as answer:
+            return answer.status, json.load(answer)
+    except urllib.error.HTTPError as refused:
+        with refused:
+            return refused.code, json.load(refused)
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+@pytest.fixture(scope="module")
+def fixtures_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("upstream") / "staging.yaml"
+    path.write_text(UPSTREAM_FIXTURES, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def upstream_stub(fixtures_file: Path) -> Iterator[SpawnedStub]:
+    """The "real service": only its own keys, its own flags."""
+    keys = ("--api-key", KEY, "--api-key", VENDOR_KEY)
+    with spawn_stub("--fixtures", str(fixtures_file), *keys, read_log=False) as stub:
+        yield stub
+
+
+@pytest.fixture(scope="module")
+def direct_stub(fixtures_file: Path) -> Iterator[SpawnedStub]:
+    """A plain stub serving the upstream's flags: what a fault does against fixtures."""
+    with spawn_stub("--fixtures", str(fixtures_file), read_log=False) as stub:
+        yield stub
+
+
+@pytest.fixture(scope="module")
+def proxy_stub(upstream_stub: SpawnedStub) -> Iterator[SpawnedStub]:
+    with spawn_stub("--upstream", upstream_stub.url, read_log=False) as stub:
+        yield stub
+
+
+@pytest.fixture
+def upstream(upstream_stub: SpawnedStub) -> SpawnedStub:
+    upstream_stub.post("/_test/reset")
+    return upstream_stub
+
+
+@pytest.fixture
+def proxy(proxy_stub: SpawnedStub, upstream: SpawnedStub) -> SpawnedStub:
+    proxy_stub.post("/_test/reset")
+    return proxy_stub
+
+
+@pytest.fixture
+def direct(direct_stub: SpawnedStub) -> SpawnedStub:
+    direct_stub.post("/_test/reset")
+    return direct_stub
+
+
+class TestForwarding:
+    def test_the_published_client_reads_the_upstreams_values(
+        self, proxy: SpawnedStub, upstream: SpawnedStub, open_fireweave: OpenFireweave
+    ) -> None:
+        _, _, client = open_fireweave(proxy.url, KEY)
+        decision = client.control_points.get_details(FLAG, FlagType.STRING, DEFAULT, USER)
+        assert (decision.value, decision.variant) == ("from-staging", "from-staging")
+        (through,) = StubClient(proxy.url).requests()
+        (arrived,) = StubClient(upstream.url).requests()
+        assert (through.route, through.status, through.upstream_status) == ("evaluate", 200, 200)
+        assert through.upstream_ms is not None
+        assert through.upstream_ms <= through.duration_ms
+        assert (arrived.route, arrived.status) == ("evaluate", 200)
+
+    def test_a_capture_is_forwarded_once_and_recorded_once(
+        self, proxy: SpawnedStub, upstream: SpawnedStub, open_fireweave: OpenFireweave
+    ) -> None:
+        adapter, _, client = open_fireweave(proxy.url, KEY)
+        client.exposures.record(targeting_key="user-1", flag_key=FLAG, variant="from-staging")
+        client.exposures.flush()
+        adapter.flush()
+        recorded = StubClient(proxy.url).wait_for_svc_events(1)
+        forwarded = StubClient(upstream.url).wait_for_svc_events(1)
+        assert recorded == forwarded
+        assert len(StubClient(proxy.url).recorded().svc_events) == 1
+        assert [r.route for r in StubClient(upstream.url).requests()] == ["capture"]
+
+    def test_posthog_reads_its_flags_and_its_batch_arrives_once(
+        self, proxy: SpawnedStub, upstream: SpawnedStub
+    ) -> None:
+        client = posthog.Posthog(VENDOR_KEY, host=proxy.url, sync_mode=True, max_retries=0)
+        try:
+            assert client.evaluate_flags("user-1").get_flag(FLAG) == "from-staging"
+            client.capture("signed_up", distinct_id="user-1")
+            client.flush()
+        finally:
+            client.shutdown()
+        proxied = StubClient(proxy.url).wait_for_events(2)
+        arrived = StubClient(upstream.url).wait_for_events(2)
+        names = ["$feature_flag_called", "signed_up"]  # each once, on both sides
+        assert sorted(e["event"] for e in proxied) == sorted(e["event"] for e in arrived) == names
+
+    def test_svc_stubs_own_headers_query_and_prefix_never_reach_the_upstream(
+        self, proxy: SpawnedStub, upstream: SpawnedStub
+    ) -> None:
+        headers = {**bearer(KEY), "X-Svc-Test-Namespace": "t-1", "X-Svc-Test-Delay-Ms": "1"}
+        url = proxy.url + "/ns/t-1/v1/flags/evaluate?fault=none&delayMs=1&keep=yes"
+        assert request(url, EVALUATE, headers)[0] == 200
+        (arrived,) = StubClient(upstream.url).requests()  # its default namespace, not t-1
+        assert (arrived.path, arrived.query) == ("/v1/flags/evaluate", {"keep": "yes"})
+        assert not [name for name in arrived.headers if name.startswith("x-svc-")]
+        assert arrived.header("Authorization") == "Bearer project-api-key_[redacted]"
+        assert [r.route for r in StubClient(proxy.url + "/ns/t-1").requests()] == ["evaluate"]
+
+    def test_the_control_plane_is_the_proxys_own(
+        self, proxy: SpawnedStub, upstream: SpawnedStub
+    ) -> None:
+        upstream.post("/_test/fault", {"mode": "500"})
+        proxy.post("/_test/reset")
+        assert len(upstream.get("/_test/fault")["armed"]) == 1
+        assert request(proxy.url + "/v1/flags/evaluate", EVALUATE, bearer(KEY))[0] == 500
+
+    def test_the_rate_limit_applies_before_forwarding(self, upstream: SpawnedStub) -> None:
+        with spawn_stub("--upstream", upstream.url, "--rate-limit", "1", read_log=False) as proxy:
+            statuses = [
+                request(proxy.url + "/v1/flags/evaluate", EVALUATE, bearer(KEY))[0]
+                for _ in range(2)
+            ]
+        assert statuses == [200, 429]
+        assert len(StubClient(upstream.url).requests()) == 1
+
+    def test_an_unknown_path_is_the_upstreams_to_answer(
+        self, proxy: SpawnedStub, upstream: SpawnedStub
+    ) -> None:
+        status, body = request(proxy.url + "/v1/decide", {}, bearer(KEY))
+        assert (status, body["error"]) == (404, "NOT_FOUND")
+        (through,) = StubClient(proxy.url).requests()
+        assert (through.route, through.upstream_status) == (None, 404)
+
+
+def outcome(url: str, open_fireweave: OpenFireweave) -> tuple[Any, ...]:
+    """What the published client reads for the flag: value, reason, error kind."""
+    _, _, client = open_fireweave(url, KEY, 600)
+    decision = client.control_points.get_details(FLAG, FlagType.STRING, DEFAULT, USER)
+    return decision.value, decision.reason, decision.error_kind
+
+
+def settle(stub: SpawnedStub) -> None:
+    """A request the client gave up on is recorded once its handler ends."""
+    deadline = time.monotonic() + 5
+    while not stub.get("/_test/requests")["requests"] and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+class TestFaultsOnTheRealAnswer:
+    @pytest.mark.parametrize("mode", [mode.value for mode in FaultMode])
+    def test_each_fault_reads_as_it_does_against_fixtures(
+        self, mode: str, proxy: SpawnedStub, direct: SpawnedStub, open_fireweave: OpenFireweave
+    ) -> None:
+        armed = {"mode": mode, "applyTo": "evaluate", "ttlRequests": 1, "delayMs": 1000}
+        if mode == "status":
+            armed["status"] = 503
+        seen = []
+        for stub in (direct, proxy):
+            stub.post("/_test/fault", armed)
+            seen.append(outcome(stub.url, open_fireweave))
+            settle(stub)
+        assert seen[0] == seen[1]
+
+    def test_truncated_cuts_the_real_answer(self, proxy: SpawnedStub) -> None:
+        host, port = proxy.url.removeprefix("http://").split(":")
+        connection = http.client.HTTPConnection(host, int(port), timeout=5)
+        headers = {**bearer(KEY), "X-Svc-Test-Fault": "truncated"}
+        connection.request("POST", "/v1/flags/evaluate", json.dumps(EVALUATE), headers)
+        answer = connection.getresponse()
+        with pytest.raises(http.client.IncompleteRead) as cut:
+            answer.read()
+        connection.close()
+        assert cut.value.partial.startswith(b'{"decisions":[{"flagKey":"staging-banner"')
+        assert len(cut.value.partial) < int(answer.headers["Content-Length"])
+
+    def test_invalid_json_spoils_the_real_answer(self, proxy: SpawnedStub) -> None:
+        headers = {**bearer(KEY), "X-Svc-Test-Fault": "invalid_json"}
+        sent = urllib.request.Request(
+            proxy.url + "/v1/flags/evaluate", json.dumps(EVALUATE).encode(), headers
+        )
+        with urllib.request.urlopen(sent, timeout=5) as answer:
+            body = answer.read()
+        assert body.startswith(b"{not-json ")
+        assert json.loads(body.removeprefix(b"{not-json "))["decisions"][0]["value"] == (
+            "from-staging"
+        )
+
+    def test_delay_adds_to_the_upstreams_time(self, proxy: SpawnedStub) -> None:
+        headers = {**bearer(KEY), "X-Svc-Test-Fault": "delay", "X-Svc-Test-Delay-Ms": "300"}
+        assert request(proxy.url + "/v1/flags/evaluate", EVALUATE, headers)[0] == 200
+        (through,) = StubClient(proxy.url).requests()
+        assert through.upstream_status == 200
+        assert through.duration_ms >= 300 > (through.upstream_ms or 0)
+
+
+class TestUnreachableUpstream:
+    def test_each_plane_answers_a_502_in_its_envelope_that_names_the_upstream(self) -> None:
+        gone = f"http://127.0.0.1:{free_port()}"
+        with spawn_stub("--upstream", gone + "/base", read_log=False) as proxy:
+            status, body = request(proxy.url + "/v1/flags/evaluate", EVALUATE, bearer(KEY))
+            assert (status, body["error"]) == (502, "UPSTREAM_UNREACHABLE")
+            assert body["message"].startswith(f"the upstream {gone} did not answer (cannot ")
+            assert "check --upstream" in body["message"]
+            status, body = request(
+                proxy.url + "/v1/projects", None, bearer("svc_org_default"), method="GET"
+            )
+            assert (status, body["error"]["code"]) == (502, "UPSTREAM_UNREACHABLE")
+            (first, _) = StubClient(proxy.url).requests()
+            assert (first.status, first.upstream_status) == (502, None)
+
+
+class TestSafety:
+    @pytest.mark.parametrize(
+        ("arguments", "said"),
+        [
+            (["--upstream", "http://staging.example"], "is plain http off loopback"),
+            (["--upstream", "ftp://staging.example"], "is not an http(s) address"),
+            (["--upstream", "https://user:secret@staging.example"], "carries credentials"),
+            (
+                ["--upstream", "https://staging.example", "--upstream-ca-bundle", "/nope.pem"],
+                "CA bundle /nope.pem: no such file",
+            ),
+            (["--allow-insecure-upstream"], "need --upstream"),
+        ],
+    )
+    def test_a_refused_upstream_is_one_line_before_any_connection(
+        self, arguments: list[str], said: str
+    ) -> None:
+        started = subprocess.run(
+            [sys.executable, "-m", "stub", "--port", "0", *arguments],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert started.returncode == 2
+        (line,) = started.stderr.strip().splitlines()
+        assert said in line
+        assert "secret" not in line
+
+    def test_plain_http_off_loopback_starts_when_allowed_by_name(self) -> None:
+        arguments = ("--upstream", "http://staging.example", "--allow-insecure-upstream")
+        with spawn_stub(*arguments, read_log=False) as proxy:  # nothing is sent there
+            assert proxy.get("/health") == {"ok": True}
+
+    def test_no_key_reaches_a_log_line_or_the_journal(self, upstream: SpawnedStub) -> None:
+        secret = "project-api-key_TOPSECRET"
+        gone = f"http://127.0.0.1:{free_port()}"
+        for target in (upstream.url, gone):
+            with spawn_stub("--upstream", target, "--log-level", "debug") as proxy:
+                request(proxy.url + "/v1/flags/evaluate", EVALUATE, bearer(secret))
+                request(proxy.url + "/batch/", {"api_key": "phc_TOPSECRET", "batch": []})
+                journal = json.dumps(proxy.get("/_test/requests"))
+                proxy.process.terminate()
+                proxy.process.wait(5)
+                assert proxy.process.stderr is not None
+                log = proxy.process.stderr.read()
+            assert "TOPSECRET" not in journal
+            assert "TOPSECRET" not in log
+            assert "POST /v1/flags/evaluate" in log
+
+
+@pytest.fixture(scope="module")
+def tls_upstream(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    authority = trustme.CA()
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    authority.issue_cert("127.0.0.1").configure_cert(context)
+    bundle = tmp_path_factory.mktemp("tls") / "ca.pem"
+    authority.cert_pem.write_to_path(str(bundle))
+
+    async def evaluate(request: web.Request) -> web.Response:
+        return web.json_response({"decisions": [], "requestId": "tls", "quotaLimited": False})
+
+    app = web.Application()
+    app.router.add_post("/v1/flags/evaluate", evaluate)
+    loop = asyncio.new_event_loop()
+    runner = web.AppRunner(app)
+    loop.run_until_complete(runner.setup())
+    port = free_port()
+    site = web.TCPSite(runner, "127.0.0.1", port, ssl_context=context)
+    loop.run_until_complete(site.start())
+    serving = threading.Thread(target=loop.run_forever, daemon=True)
+    serving.start()
+    try:
+        yield f"https://127.0.0.1:{port}", bundle
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        serving.join(5)
+        loop.run_until_complete(runner.cleanup())
+        loop.close()
+
+
+class TestTls:
+    """The upstream over https: verified, against the system's CAs or the user's bundle."""
+
+    def test_an_untrusted_certificate_is_a_502_that_says_so(
+        self, tls_upstream: tuple[str, Path]
+    ) -> None:
+        address, _ = tls_upstream
+        with spawn_stub("--upstream", address, read_log=False) as proxy:
+            status, body = request(proxy.url + "/v1/flags/evaluate", EVALUATE, bearer(KEY))
+        assert (status, body["error"]) == (502, "UPSTREAM_UNREACHABLE")
+        assert "TLS certificate is not trusted" in body["message"]
+
+    def test_the_users_ca_bundle_is_trusted(self, tls_upstream: tuple[str, Path]) -> None:
+        address, bundle = tls_upstream
+        arguments = ("--upstream", address, "--upstream-ca-bundle", str(bundle))
+        with spawn_stub(*arguments, read_log=False) as proxy:
+            status, body = request(proxy.url + "/v1/flags/evaluate", EVALUATE, bearer(KEY))
+        assert (status, body["requestId"]) == (200, "tls")
