@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import urllib.parse
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -34,7 +33,7 @@ from stub.serving import (
     in_namespace,
     unmatched,
 )
-from stub.upstream.proxy import forwarding, upstream_session
+from stub.upstream.proxy import Forwarding, forwarding, upstream_session
 from stub.vendor import routes as vendor
 from stub.watch import watching
 from stub.wire import ApiError, ErrorBody, request_value, runtime_error_body
@@ -49,12 +48,14 @@ class _Plane(NamedTuple):
     """Also served with a trailing slash (the runtime and vendor clients send one). The
     management plane serves the spec's paths exactly: `GET /v1/projects/` from a tool that
     built the URL from an empty id must be a 404, not the list decoded as an empty row."""
+    rate_limited: bool = True
+    """Its keys are charged against the per-key rate limit (the management plane has none)."""
 
 
 CLIENT_PLANES = (
     _Plane(runtime.routes),
     _Plane(vendor.routes),
-    _Plane(management.routes, management.error_body, trailing_slash=False),
+    _Plane(management.routes, management.error_body, trailing_slash=False, rate_limited=False),
 )
 
 
@@ -95,10 +96,6 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
     return app
 
 
-Forwarding = Callable[[str | None], Handler]
-"""Proxy mode's handler for a route name (None: a path no route claims)."""
-
-
 def _forwarding(app: web.Application, config: StubConfig) -> Forwarding | None:
     """In proxy mode, the forwarder every client route answers with, and its session."""
     if config.upstream is None:
@@ -122,7 +119,7 @@ def _client_route(
     name = route.kwargs["name"]
     return client_route(
         namespaces,
-        route.handler if forward is None else forward(name),
+        route.handler if forward is None else forward(name, plane.rate_limited),
         name=name,
         selector=selector_of(name),
         error_body=plane.error_body,
@@ -232,7 +229,7 @@ def _add_fallback(
     their plane's envelope (in proxy mode, by the upstream); unknown control paths are not
     recorded, and stay behind the token."""
     not_claimed = unmatched(paths.allowed)
-    unknown = not_claimed if forward is None else forward(None)
+    unknown = not_claimed if forward is None else forward(None, False)
     recorded = {
         body: client_route(namespaces, unknown, name=None, error_body=body)
         for body in {plane.error_body for plane in CLIENT_PLANES}

@@ -60,14 +60,17 @@ class ApiError(Exception):
 
 
 class ClientGone(ApiError):
-    """The client closed the connection before its body arrived: nobody is left to answer, so
-    the request is recorded with no status (`clientGone`) and logged in one quiet line."""
+    """The client closed the connection before it was answered (mid-body, or while the
+    upstream answered): nobody is left to answer, so the request is recorded with no status
+    (`clientGone`) and logged in one quiet line."""
 
-    def __init__(self, received: int, expected: int | None) -> None:
+    def __init__(self, what: str) -> None:
+        super().__init__(400, "CLIENT_GONE", f"the client went away {what}")
+
+    @classmethod
+    def mid_body(cls, received: int, expected: int | None) -> ClientGone:
         of = f" of {expected}" if expected is not None else ""
-        super().__init__(
-            400, "CLIENT_GONE", f"the client went away after {received}{of} bytes of its body"
-        )
+        return cls(f"after {received}{of} bytes of its body")
 
 
 def body_broken(request: web.BaseRequest) -> bool:
@@ -135,7 +138,7 @@ async def read_body(request: web.Request) -> bytes:
             close_connection=True,
         )
     except ConnectionResetError:  # aiohttp's word for a connection lost mid-body
-        failure = ClientGone(request.content.total_bytes, request.content_length)
+        failure = ClientGone.mid_body(request.content.total_bytes, request.content_length)
     except web.HTTPRequestEntityTooLarge:
         failure = ApiError(
             413,

@@ -24,12 +24,16 @@ import trustme
 from aiohttp import web
 from fireweave import EvaluationContext, FlagType
 
-from conftest import OpenFireweave, SpawnedStub, free_port, spawn_stub
+from conftest import AiohttpClient, OpenFireweave, SpawnedStub, free_port, spawn_stub
+from stub import StubConfig, create_app
 from stub.client import StubClient
 from stub.faults.modes import FaultMode
+from stub.upstream import proxy as proxy_module
+from stub.upstream.client import upstream_of
 
 KEY = "project-api-key_staging"
 VENDOR_KEY = "phc_staging"
+ORG = "svc_org_default"
 UPSTREAM_FIXTURES = """\
 flags:
   staging-banner: {type: string, value: from-staging, variant: from-staging}
@@ -182,6 +186,95 @@ class TestForwarding:
         assert (status, body["error"]) == (404, "NOT_FOUND")
         (through,) = StubClient(proxy.url).requests()
         assert (through.route, through.upstream_status) == (None, 404)
+
+
+def raw_request(url: str, method: str, target: str, headers: dict[str, str]) -> int:
+    """A request whose target is sent byte for byte (no client normalises it)."""
+    host, port = url.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=10)
+    try:
+        connection.request(method, target, body=json.dumps(EVALUATE), headers=headers)
+        answer = connection.getresponse()
+        answer.read()
+        return answer.status
+    finally:
+        connection.close()
+
+
+class TestWhatReachesTheUpstream:
+    def test_a_path_that_looks_like_another_host_stays_on_the_upstream(
+        self, proxy: SpawnedStub, upstream: SpawnedStub, direct: SpawnedStub
+    ) -> None:
+        other = direct.url.removeprefix("http://")
+        raw_request(proxy.url, "POST", f"//{other}/v1/flags/evaluate", bearer(KEY))
+        assert direct.get("/_test/requests")["requests"] == []  # never the other host
+        (arrived,) = StubClient(upstream.url).requests()
+        assert arrived.path == f"//{other}/v1/flags/evaluate"
+
+    @pytest.mark.parametrize("target", ["/v1/../_test/requests", "/v1/%2e%2e/_test/requests"])
+    def test_a_dot_segment_is_refused_and_never_forwarded(
+        self, proxy: SpawnedStub, upstream: SpawnedStub, target: str
+    ) -> None:
+        assert raw_request(proxy.url, "GET", target, {}) == 400
+        assert StubClient(upstream.url).requests() == []
+
+    def test_the_upstream_is_asked_only_for_encodings_svc_stub_can_undo(
+        self, proxy: SpawnedStub, upstream: SpawnedStub
+    ) -> None:
+        headers = {**bearer(KEY), "Accept-Encoding": "br, zstd"}
+        assert request(proxy.url + "/v1/flags/evaluate", EVALUATE, headers)[0] == 200
+        (arrived,) = StubClient(upstream.url).requests()
+        assert "br" not in (arrived.header("Accept-Encoding") or "")
+
+    def test_the_query_is_forwarded_as_sent_less_the_fault_parameters(
+        self, proxy: SpawnedStub, upstream: SpawnedStub
+    ) -> None:
+        target = "/v1/flags/evaluate?fault=none&a=%2F&flag&delayMs=5"
+        assert raw_request(proxy.url, "POST", target, bearer(KEY)) == 200
+        (arrived,) = upstream.get("/_test/requests")["requests"]
+        assert arrived["query"] == {"a": "/", "flag": ""}
+
+    def test_a_client_that_gives_up_is_recorded_as_gone_and_frees_the_upstream(
+        self, proxy: SpawnedStub, upstream: SpawnedStub, open_fireweave: OpenFireweave
+    ) -> None:
+        upstream.post("/_test/fault", {"mode": "hang", "applyTo": "evaluate", "ttlRequests": 1})
+        assert outcome(proxy.url, open_fireweave)[2] == "Timeout"
+        (through,) = StubClient(proxy.url).wait_for_requests(1, timeout=5)
+        assert (through.status, through.client_gone, through.upstream_status) == (
+            None,
+            True,
+            None,
+        )
+
+    async def test_an_answer_past_the_bound_is_a_502_that_says_so(
+        self,
+        upstream: SpawnedStub,
+        aiohttp_client: AiohttpClient,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        monkeypatch.setattr(proxy_module, "MAX_ANSWER_BYTES", 100)
+        config = StubConfig(upstream=upstream_of(upstream.url))
+        client = await aiohttp_client(create_app(config))
+        async with client.post("/v1/flags/evaluate", json=EVALUATE, headers=bearer(KEY)) as r:
+            body = await r.json()
+            assert (r.status, body["error"]) == (502, "UPSTREAM_TOO_LARGE")
+        assert "answered more than 100 bytes" in body["message"]
+
+    def test_each_route_charges_the_key_it_does_against_fixtures(
+        self, upstream: SpawnedStub
+    ) -> None:
+        poll = "/api/feature_flag/local_evaluation?token=phc_same"
+        with spawn_stub("--upstream", upstream.url, "--rate-limit", "1", read_log=False) as proxy:
+            polls = [
+                request(proxy.url + poll, None, bearer(f"phx_personal_{n}"), method="GET")[0]
+                for n in range(2)
+            ]
+            management = [
+                request(proxy.url + "/v1/whoami", None, bearer(ORG), method="GET")[0]
+                for _ in range(2)
+            ]
+        assert polls[1] == 429  # the project key in ?token=, not the bearer, as against fixtures
+        assert 429 not in management  # the management plane has no rate limit
 
 
 def outcome(url: str, open_fireweave: OpenFireweave) -> tuple[Any, ...]:

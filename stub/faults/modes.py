@@ -149,7 +149,9 @@ async def invalid_json(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
     if hit.forwarded and spec.body is None:
         real = await _real_answer(hit)
         body = b"{not-json " + real.body if isinstance(real.body, bytes) else b"{not-json"
-        return web.Response(body=body, status=spec.status or real.status, content_type=JSON)
+        spoilt = web.Response(body=body, status=spec.status or real.status, content_type=JSON)
+        spoilt.headers.extend(_kept_headers(real))
+        return spoilt
     await _drain(hit.request)
     body_text = spec.body if isinstance(spec.body, str) else "{not-json"
     return web.Response(body=body_text.encode(), status=spec.status or 200, content_type=JSON)
@@ -160,14 +162,16 @@ async def truncated(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
     in proxy mode, of the real answer."""
     status = spec.status or 200
     body = _body_bytes(spec)
+    kept: list[tuple[str, str]] = []
     if body is None and hit.forwarded:
         real = await _real_answer(hit)
         if isinstance(real.body, bytes) and real.body:
-            body, status = real.body, spec.status or real.status
+            body, status, kept = real.body, spec.status or real.status, _kept_headers(real)
     else:
         await _drain(hit.request)
     body = body or _TRUNCATED_BODY
     response = _streamed(status, len(body))
+    response.headers.extend(kept)
     hit.sent(response.status)
     await response.prepare(hit.request)
     await response.write(body[: max(1, len(body) // 2)])
@@ -304,6 +308,12 @@ def _streamed(status_code: int, length: int) -> web.StreamResponse:
     response.content_type = JSON
     response.content_length = length
     return response
+
+
+def _kept_headers(real: web.Response) -> list[tuple[str, str]]:
+    """The real answer's headers that a damaged copy of it keeps (ETag, Retry-After, ...)."""
+    framing = ("content-type", "content-length", "transfer-encoding")
+    return [(k, v) for k, v in real.headers.items() if k.lower() not in framing]
 
 
 async def _real_answer(hit: Hit) -> web.Response:
