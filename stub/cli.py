@@ -193,7 +193,8 @@ def command(
     legacy vendor routes.
 
     `svc-stub conformance --adapter URL` checks a client library on the wire instead (see
-    `svc-stub conformance --help`)."""
+    `svc-stub conformance --help`); `svc-stub record` and `svc-stub verify` take the real
+    service as the reference (`--help` on each)."""
     if not is_loopback(host) and not allow_non_loopback:
         raise ConfigError(f"--host {host} is not a loopback address; add --allow-non-loopback")
     if watch and not fixture_paths:
@@ -302,6 +303,11 @@ def main(argv: list[str] | None = None) -> None:
         from stub.conformance.cli import main as conformance
 
         conformance(args[1:])
+        return
+    if args[:1] in (["record"], ["verify"]):
+        from stub.upstream.commands import main as against_the_service
+
+        against_the_service(args[0], args[1:])
         return
     try:
         code = command.main(args=args, prog_name="svc-stub", standalone_mode=False)

@@ -1,0 +1,271 @@
+"""`svc-stub record` and `svc-stub verify`: the real service as the reference, from the command
+line. Keys come from options or SVC_STUB_* variables and are never printed."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from stub.management.seed import DEFAULT_KEY
+from stub.testing.process import StubProcess, StubStartError
+from stub.upstream.client import Upstream, UpstreamError, session, upstream_of
+from stub.upstream.record import (
+    RECORDED_CI_READ_KEY,
+    RECORDED_ORG_KEY,
+    RECORDING_CONTEXT,
+    Keys,
+    fixture_text,
+    recorded,
+)
+from stub.upstream.verify import Accepted, Outcome, Side, run_probes, scrubbed, summary
+
+STUB_RUNTIME_KEY = "project-api-key_svc-stub-verify"
+STUB_VENDOR_KEY = "phc_svc-stub-verify"
+"""The keys verify gives the stub it starts (which then refuses any other, as the service does)."""
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _option(*declarations: str, **attributes: Any) -> Callable[[F], F]:
+    variable = "SVC_STUB_" + declarations[0].lstrip("-").upper().replace("-", "_")
+    return click.option(*declarations, envvar=variable, show_envvar=True, **attributes)
+
+
+def _upstream_options(command: F) -> F:
+    for option in reversed(
+        (
+            _option("--upstream", required=True, metavar="URL", help="The service."),
+            _option("--runtime-key", required=True, help="A server runtime key of the service."),
+            _option("--org-key", help="An organisation key: adds the management plane."),
+            _option(
+                "--upstream-ca-bundle",
+                type=click.Path(path_type=Path),
+                help="PEM certificates to trust for the service's TLS.",
+            ),
+            _option(
+                "--allow-insecure-upstream",
+                is_flag=True,
+                help="Permit plain http off loopback.",
+            ),
+        )
+    ):
+        command = option(command)
+    return command
+
+
+def _checked(raw: str, ca_bundle: Path | None, allow_insecure: bool) -> Upstream:
+    return upstream_of(raw, allow_insecure=allow_insecure, ca_bundle=ca_bundle)
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@_upstream_options
+@click.option("--out", required=True, type=click.Path(path_type=Path), help="The file to write.")
+@click.option("--flag", "flag_keys", multiple=True, help="Record only this flag (repeatable).")
+@click.option(
+    "--targeting-key",
+    default=RECORDING_CONTEXT,
+    show_default=True,
+    help="The context the flags are evaluated for.",
+)
+def record(
+    upstream: str,
+    runtime_key: str,
+    org_key: str | None,
+    upstream_ca_bundle: Path | None,
+    allow_insecure_upstream: bool,
+    out: Path,
+    flag_keys: tuple[str, ...],
+    targeting_key: str,
+) -> None:
+    """Write a fixture file from the service: its flags as it answers them, and with
+    --org-key its projects, environments and control points. Keys are never written."""
+    base = _checked(upstream, upstream_ca_bundle, allow_insecure_upstream)
+    keys = Keys(runtime_key, org_key)
+    text = asyncio.run(_record(base, keys, flag_keys, targeting_key))
+    out.write_text(text, encoding="utf-8")
+    click.echo(f"recorded {out} from {base.shown}")
+
+
+async def _record(base: Upstream, keys: Keys, flag_keys: tuple[str, ...], context: str) -> str:
+    async with session(base) as client:
+        recording = await recorded(client, base, keys, flag_keys, context)
+    return fixture_text(recording, base, context)
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@_upstream_options
+@_option("--vendor-key", help="A vendor project key (else the runtime key) for the legacy routes.")
+@_option("--ci-read-key", help="An org:ci-read key: adds its probes.")
+@click.option("--stub", "stub_url", metavar="URL", help="A running svc-stub to compare.")
+@click.option(
+    "--fixtures",
+    "fixture_paths",
+    multiple=True,
+    type=click.Path(path_type=Path, exists=True),
+    help="Start a svc-stub from these files (recorded from this service) and compare it.",
+)
+@click.option("--stub-runtime-key", help="The runtime key the --stub takes (if it lists keys).")
+@click.option("--stub-vendor-key", help="The vendor project key the --stub takes.")
+@click.option(
+    "--stub-org-key",
+    help=f"The organisation key the stub takes (default: {DEFAULT_KEY}, or the recording's).",
+)
+@click.option("--stub-ci-read-key", help="The org:ci-read key the stub takes.")
+@click.option("--allow-writes", is_flag=True, help="Also probe writes (cleaned up after).")
+@click.option(
+    "--values/--shapes-only",
+    default=None,
+    help="Compare values too (default: when the stub serves a recording of this service).",
+)
+@click.option("--report", type=click.Path(path_type=Path), help="Write a JSON report here.")
+@click.option(
+    "--accept",
+    "accept_path",
+    type=click.Path(path_type=Path, exists=True),
+    help="Differences accepted (from --write-accepted): they do not fail the run.",
+)
+@click.option(
+    "--write-accepted",
+    type=click.Path(path_type=Path),
+    help="Write this run's differences as accepted, and exit 0.",
+)
+def verify(
+    upstream: str,
+    runtime_key: str,
+    org_key: str | None,
+    upstream_ca_bundle: Path | None,
+    allow_insecure_upstream: bool,
+    vendor_key: str | None,
+    ci_read_key: str | None,
+    stub_url: str | None,
+    fixture_paths: tuple[Path, ...],
+    stub_runtime_key: str | None,
+    stub_vendor_key: str | None,
+    stub_org_key: str | None,
+    stub_ci_read_key: str | None,
+    allow_writes: bool,
+    values: bool | None,
+    report: Path | None,
+    accept_path: Path | None,
+    write_accepted: Path | None,
+) -> None:
+    """Send the probe set to the service and to svc-stub, and compare the answers. With
+    neither --stub nor --fixtures, the service is recorded first and that is served."""
+    if stub_url and fixture_paths:
+        raise click.UsageError("give --stub or --fixtures, not both")
+    base = _checked(upstream, upstream_ca_bundle, allow_insecure_upstream)
+    secrets = [k for k in (runtime_key, org_key, vendor_key, ci_read_key) if k]
+    theirs = {
+        "runtime": runtime_key,
+        "org": org_key,
+        "vendor": vendor_key or runtime_key,
+        "ci-read": ci_read_key,
+    }
+    accepted = _accepted(accept_path) if accept_path else frozenset()
+    keys = Keys(runtime_key, org_key, ci_read_key)
+    with _stub_side(stub_url, fixture_paths, base, keys) as (url, served):
+        stub_keys = {  # the user's keys go to the service only, never to a stub
+            "runtime": stub_runtime_key or STUB_RUNTIME_KEY,
+            "vendor": stub_vendor_key or STUB_VENDOR_KEY,
+            "org": stub_org_key or (RECORDED_ORG_KEY if served else DEFAULT_KEY),
+            "ci-read": stub_ci_read_key or (RECORDED_CI_READ_KEY if served else None),
+        }
+        upstream_side = Side("upstream", base, _present(theirs), {})
+        stub_side = Side("stub", upstream_of(url), _present(stub_keys), {})
+        compare_values = served if values is None else values
+        outcomes = asyncio.run(
+            _verify(upstream_side, stub_side, allow_writes, compare_values, accepted)
+        )
+    for outcome in outcomes:
+        click.echo(scrubbed(outcome.line(), secrets))
+    click.echo(summary(outcomes))
+    if report is not None:
+        document = {"upstream": base.shown, "probes": [o.to_json() for o in outcomes]}
+        report.write_text(scrubbed(json.dumps(document, indent=2), secrets) + "\n")
+    if write_accepted is not None:
+        _write_accepted(write_accepted, outcomes)
+        return
+    if any(outcome.result == "differs" for outcome in outcomes):
+        sys.exit(1)
+
+
+def _present(keys: dict[str, str | None]) -> dict[str, str]:
+    return {role: key for role, key in keys.items() if key}
+
+
+async def _verify(
+    upstream: Side, stub: Side, writes: bool, values: bool, accepted: Accepted
+) -> list[Outcome]:
+    async with session(upstream.base) as client:
+        return await run_probes(
+            client, upstream, stub, writes=writes, values=values, accepted=accepted
+        )
+
+
+@contextlib.contextmanager
+def _stub_side(
+    url: str | None, fixture_paths: tuple[Path, ...], base: Upstream, keys: Keys
+) -> Iterator[tuple[str, bool]]:
+    """The stub's URL, and whether it serves a recording of this service."""
+    if url is not None:
+        yield url, False
+        return
+    with tempfile.TemporaryDirectory() as scratch:
+        if not fixture_paths:
+            recording = Path(scratch) / "recorded.yaml"
+            recording.write_text(asyncio.run(_record(base, keys, (), RECORDING_CONTEXT)))
+            fixture_paths = (recording,)
+        options = [arg for path in fixture_paths for arg in ("--fixtures", str(path))]
+        options += ["--api-key", STUB_RUNTIME_KEY, "--api-key", STUB_VENDOR_KEY, "--strict-keys"]
+        process = StubProcess.start(options)
+        try:
+            yield process.url, True
+        finally:
+            process.stop()
+
+
+def _accepted(path: Path) -> Accepted:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        return frozenset((entry["probe"], entry["where"]) for entry in document["accepted"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise click.UsageError(
+            f"--accept {path}: not a file written by --write-accepted ({exc})"
+        ) from None
+
+
+def _write_accepted(path: Path, outcomes: list[Outcome]) -> None:
+    entries = [
+        {"probe": o.probe.name, "where": d.where}
+        for o in outcomes
+        if o.result in ("differs", "accepted")
+        for d in o.differences
+    ]
+    path.write_text(json.dumps({"accepted": entries}, indent=2) + "\n", encoding="utf-8")
+    click.echo(f"wrote {len(entries)} accepted differences to {path}")
+
+
+def main(name: str, argv: list[str]) -> None:
+    """`svc-stub record|verify ARGS`: usage errors and an unreachable upstream are one line on
+    stderr and exit 2; verify exits 1 on a difference not accepted."""
+    command = record if name == "record" else verify
+    try:
+        command.main(args=argv, prog_name=f"svc-stub {name}", standalone_mode=False)
+    except click.ClickException as exc:
+        _fail(name, exc.format_message())
+    except (UpstreamError, StubStartError) as exc:
+        _fail(name, str(exc))
+
+
+def _fail(name: str, message: str) -> None:
+    print(f"svc-stub {name}: error: {message}", file=sys.stderr)
+    sys.exit(2)

@@ -1,0 +1,249 @@
+"""`svc-stub record`: a fixture file written from the real service. The flags as the service
+answers them for one context; with an organisation key, its projects, environments and control
+points as a `management:` section. Keys are never written: placeholders of the right family
+stand in for them, and the file says where real ones go."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import aiohttp
+import orjson
+
+from stub.upstream.client import Answer, Upstream, UpstreamError, call
+
+RECORDING_CONTEXT = "svc-stub-recorder"
+"""The targeting key the flags are recorded for (and `verify` evaluates with)."""
+RECORDED_ORG_KEY = "svc_org_recorded"
+"""The placeholder organisation key a recorded `management:` section is served for."""
+RECORDED_CI_READ_KEY = "svc_org_recorded_ci"
+"""Its org:ci-read placeholder, when a ci-read key was given."""
+
+_PROJECT_FIELDS = ("projectId", "name", "slug", "description", "status", "createdAt", "updatedAt")
+_ENVIRONMENT_FIELDS = (
+    "slug",
+    "displayName",
+    "isDefault",
+    "promotionRank",
+    "branchRules",
+    "tagRules",
+    "isFavourite",
+    "firstSeenAt",
+    "lastSeenAt",
+    "lastDeployedSha",
+    "readiness",
+)
+_CONTROL_POINT_FIELDS = (
+    "controlPointId",
+    "key",
+    "repoResourceIdentifier",
+    "kind",
+    "defaultValue",
+    "surfaceId",
+    "description",
+    "status",
+    "firstSeenSha",
+    "lastSeenSha",
+)
+_EDGE_FIELDS = (
+    "edgeId",
+    "fromControlPointId",
+    "toControlPointId",
+    "edgeKind",
+    "source",
+    "confidence",
+    "evidence",
+    "detectedAtSha",
+)
+
+
+class Keys(NamedTuple):
+    """The user's keys for the service: sent to it, and nowhere else."""
+
+    runtime: str
+    org: str | None = None
+    ci_read: str | None = None
+    """Only says the organisation has one: the recording gets a placeholder of that scope."""
+
+
+class Recording(NamedTuple):
+    document: dict[str, Any]
+    notes: list[str]
+    """What was left out, and why, for the file's header."""
+
+
+async def recorded(
+    client: aiohttp.ClientSession,
+    upstream: Upstream,
+    keys: Keys,
+    flag_keys: Sequence[str] = (),
+    targeting_key: str = RECORDING_CONTEXT,
+) -> Recording:
+    notes: list[str] = []
+    flags = await _flags(client, upstream, keys.runtime, flag_keys, targeting_key, notes)
+    document: dict[str, Any] = {"flags": flags}
+    if keys.org is not None:
+        document["management"] = await _management(
+            client, upstream, keys.org, notes, ci_read=keys.ci_read is not None
+        )
+    return Recording(document, notes)
+
+
+async def _flags(
+    client: aiohttp.ClientSession,
+    upstream: Upstream,
+    key: str,
+    flag_keys: Sequence[str],
+    targeting_key: str,
+    notes: list[str],
+) -> dict[str, Any]:
+    asked: dict[str, Any] = {"targetingKey": targeting_key}
+    if flag_keys:
+        asked["flagKeys"] = list(flag_keys)
+    answer = await _read(client, upstream, "POST", "/v1/flags/evaluate", key, asked)
+    decisions = answer.get("decisions")
+    if not isinstance(decisions, list):
+        raise UpstreamError("POST /v1/flags/evaluate answered without a `decisions` list")
+    flags: dict[str, Any] = {}
+    for decision in decisions:
+        if not isinstance(decision, dict) or not isinstance(decision.get("flagKey"), str):
+            continue
+        fixture = flag_fixture(decision)
+        if fixture is None:
+            notes.append(
+                f"{decision['flagKey']}: the service answered found: false (reason "
+                f"{decision.get('reason')}) for this context; not recorded"
+            )
+        else:
+            flags[decision["flagKey"]] = fixture
+    return flags
+
+
+def flag_fixture(decision: dict[str, Any]) -> dict[str, Any] | None:
+    """A fixture that svc-stub answers exactly as the service answered this decision (None
+    for a flag the service did not serve to this context)."""
+    value = decision.get("value")
+    if decision.get("found") is False or value is None:
+        return None
+    fixture: dict[str, Any] = {"type": _type_of(value), "value": value}
+    enabled = decision.get("enabled", True)
+    if enabled is False:
+        fixture["enabled"] = False
+    variant = decision.get("variant")
+    if isinstance(variant, str):
+        fixture["variant"] = variant
+    if decision.get("payload") is not None:
+        fixture["payload"] = decision["payload"]
+    metadata = decision.get("flagMetadata") or {}
+    version = metadata.get("svc.flagVersion", metadata.get("fireweave.flagVersion"))
+    if isinstance(version, int) and not isinstance(version, bool):
+        fixture["metadata"] = {"version": version}
+    derived = "DISABLED" if enabled is False else "SPLIT" if variant else "TARGETING_MATCH"
+    if isinstance(decision.get("reason"), str) and decision["reason"] != derived:
+        fixture["reason"] = decision["reason"]
+    return fixture
+
+
+def _type_of(value: object) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, int | float):
+        return "number"
+    return "object"
+
+
+async def _management(
+    client: aiohttp.ClientSession, upstream: Upstream, key: str, notes: list[str], ci_read: bool
+) -> dict[str, Any]:
+    whoami = await _read(client, upstream, "GET", "/v1/whoami", key)
+    listed = await _read(client, upstream, "GET", "/v1/projects", key)
+    projects = []
+    for item in listed.get("projects") or []:
+        projects.append(await _project(client, upstream, key, item["projectId"]))
+    scope = whoami.get("scope")
+    principal = {
+        "key": RECORDED_ORG_KEY,
+        "scope": scope if scope in ("org:management", "org:ci-read") else "org:management",
+        "userId": whoami.get("userId", "svc_principal_recorded"),
+    }
+    if scope == "cli":
+        notes.append("the key was a CLI session; the placeholder is an organisation key")
+    principals = [principal]
+    if ci_read:
+        principals.append({"key": RECORDED_CI_READ_KEY, "scope": "org:ci-read"})
+    org = {"keys": principals, "projects": projects}
+    return {"orgs": {str(whoami.get("orgId", "org_recorded")): org}}
+
+
+async def _project(
+    client: aiohttp.ClientSession, upstream: Upstream, key: str, project_id: str
+) -> dict[str, Any]:
+    base = f"/v1/projects/{project_id}"
+    row = (await _read(client, upstream, "GET", base, key)).get("project") or {}
+    project = _kept(row, _PROJECT_FIELDS)
+    environments = (await _read(client, upstream, "GET", base + "/environments", key)).get(
+        "environments"
+    ) or []
+    project["environments"] = [
+        _kept(env, _ENVIRONMENT_FIELDS) for env in environments if not env.get("synthesised")
+    ]
+    points = (await _read(client, upstream, "GET", base + "/control-points", key)).get("data")
+    project["controlPoints"] = [
+        _kept(point, _CONTROL_POINT_FIELDS) for point in (points or {}).get("controlPoints", [])
+    ]
+    graph = (await _read(client, upstream, "GET", base + "/control-points/graph", key)).get("data")
+    project["edges"] = [_kept(edge, _EDGE_FIELDS) for edge in (graph or {}).get("edges", [])]
+    return project
+
+
+def _kept(row: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    return {name: row[name] for name in names if row.get(name) is not None}
+
+
+async def _read(
+    client: aiohttp.ClientSession,
+    upstream: Upstream,
+    method: str,
+    path: str,
+    key: str,
+    body: object = None,
+) -> dict[str, Any]:
+    sent = None if body is None else orjson.dumps(body)
+    answer: Answer = await call(client, upstream, method, path, key=key, body=sent)
+    document = answer.json()
+    if answer.status != 200 or not isinstance(document, dict):
+        raise UpstreamError(f"{method} {path} answered {answer.status}: {_said(document)}")
+    return document
+
+
+def _said(document: object) -> str:
+    """The service's own error words, if it gave any (never anything of the request)."""
+    if isinstance(document, dict):
+        error = document.get("error")
+        if isinstance(error, dict):
+            return str(error.get("message", error.get("code", "")))[:200]
+        return str(document.get("message", error or ""))[:200]
+    return "not JSON"
+
+
+def fixture_text(recording: Recording, upstream: Upstream, context: str) -> str:
+    """The fixture file: a header that says what it is and where keys go, then YAML."""
+    import yaml
+
+    header = [
+        f"# Recorded by `svc-stub record` from {upstream.shown}, for targetingKey {context!r}.",
+        "# Each flag serves what the service answered that context, to every context.",
+        "# Keys are never recorded. Runtime and vendor routes take any non-empty key unless you",
+        "# list yours (svc-stub --api-key, or a keys: section).",
+    ]
+    if "management" in recording.document:
+        header.append(
+            f"# The management plane takes {RECORDED_ORG_KEY} (and {RECORDED_CI_READ_KEY} where"
+        )
+        header.append("# listed): replace them below with the keys your tool sends, or send these.")
+    header += [f"# Not recorded: {note}" for note in recording.notes]
+    body = yaml.safe_dump(recording.document, sort_keys=False, allow_unicode=True, width=100)
+    return "\n".join(header) + "\n" + body
