@@ -334,9 +334,71 @@ class TestStepParsing:
         assert not matches(True, 1)
 
 
+REFERENCE = "## The real service as the reference"
+MANAGEMENT_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "management.yaml"
+
+
+class TestTheRealServiceSection:
+    def test_record_then_verify_run_as_written_against_a_stand_in(self, tmp_path: Path) -> None:
+        commands, *_ = shell_blocks(REFERENCE)
+        stand_in = (
+            "--api-key", "project-api-key_staging", "--strict-keys",
+            "--fixtures", str(MANAGEMENT_FIXTURES),
+        )  # fmt: skip
+        with spawn_stub(*stand_in, read_log=False) as staging:
+            script = "set -eu\n" + "\n".join(
+                f"U={staging.url}" if line.startswith("U=") else line
+                for line in commands.splitlines()
+            )
+            done = subprocess.run(
+                ["bash", "-c", script],
+                cwd=tmp_path,
+                env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"},
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert (tmp_path / "staging.yaml").is_file()
+        assert re.search(r"^\d+ probes: \d+ same, 0 differ, 0 accepted", done.stdout, re.M)
+        assert "svc_org_acme_admin" not in done.stdout + (tmp_path / "staging.yaml").read_text()
+
+    def test_the_verify_output_shown_is_in_verifys_format(self) -> None:
+        text = README.read_text(encoding="utf-8")
+        section = text[text.index(REFERENCE) :]
+        shown = re.search(r"```\n(SAME .*?)```", section, flags=re.DOTALL)
+        assert shown is not None
+        *probes, total = shown.group(1).strip().splitlines()
+        for line in probes:
+            assert re.fullmatch(r"(SAME|DIFFERS|SKIPPED|ACCEPTED) +[a-z-]+/[a-z-]+(: .+)?", line)
+        assert re.fullmatch(r"\d+ probes: \d+ same, \d+ differ, \d+ accepted, \d+ skipped", total)
+
+    def test_the_nightly_job_uses_options_and_variables_verify_reads(self) -> None:
+        import yaml
+
+        text = README.read_text(encoding="utf-8")
+        section = text[text.index(REFERENCE) :]
+        block = re.search(r"```yaml\n(.*?)```", section, flags=re.DOTALL)
+        assert block is not None
+        job = yaml.safe_load(block.group(1))
+        step = job["jobs"]["drift"]["steps"][-1]
+        helped = subprocess.run(
+            [sys.executable, "-m", "stub", "verify", "--help"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        ).stdout
+        for option in re.findall(r"(--[a-z-]+)", step["run"]):
+            assert option in helped, option
+        for variable in step["env"]:
+            assert variable == "STAGING_URL" or variable in helped, variable
+
+
 class TestProxySection:
     def test_the_tour_prints_what_the_readme_shows_in_front_of_a_stand_in(self) -> None:
-        (tour,) = shell_blocks("## In front of the real service: proxy mode")
+        *_, tour = shell_blocks(REFERENCE)
         with (
             spawn_stub("--api-key", "project-api-key_staging", read_log=False) as staging,
             spawn_stub("--upstream", staging.url, read_log=False) as proxy,
