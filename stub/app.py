@@ -24,6 +24,7 @@ from stub.namespaces import (
     is_name,
     prefix_aware,
 )
+from stub.posthog_routes import routes as vendor
 from stub.runtime import routes as runtime
 from stub.serving import (
     client_route,
@@ -34,7 +35,6 @@ from stub.serving import (
     unmatched,
 )
 from stub.upstream.proxy import Forwarding, forwarding, upstream_session
-from stub.vendor import routes as vendor
 from stub.watch import watching
 from stub.wire import ApiError, ErrorBody, request_value, runtime_error_body
 

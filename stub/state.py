@@ -16,10 +16,10 @@ from stub.fixtures import FixtureSet
 from stub.keys import KeyPolicy, KeyRules
 from stub.management.seed import ManagementSeed
 from stub.management.store import ManagementStore
+from stub.posthog_routes.documents import VendorDocuments
 from stub.rate_limit import Limits, RateLimiter
 from stub.runtime.evaluation import DecisionTable
 from stub.validation import FixtureError, Where
-from stub.vendor.documents import VendorDocuments
 from stub.wire import MAX_WRITABLE_DEPTH
 
 Json = dict[str, Any]

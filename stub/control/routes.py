@@ -14,9 +14,9 @@ from stub.fixtures import FixtureSet, built_off_loop, parse_fixture_document, pa
 from stub.keys import parse_limits
 from stub.management.seed import ManagementSeed, parse_management
 from stub.namespaces import NAMESPACES
+from stub.posthog_routes.documents import fixtures_from_vendor_flags
 from stub.state import RequestRecord, Served, StubState, state_of
 from stub.validation import FixtureError, Where, mapping
-from stub.vendor.documents import fixtures_from_vendor_flags
 from stub.wire import (
     ApiError,
     encoded_response,
