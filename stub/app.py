@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 import urllib.parse
 from dataclasses import dataclass, field
@@ -177,6 +178,25 @@ class _Paths:
                 return sorted(self._methods[template])
         return []
 
+    def closest(self, path: str) -> str | None:
+        """The served route a mistyped path most resembles (`POST /v1/flags/evaluate` for
+        `/v1/flag/evaluate`), compared with each template's placeholders filled from the
+        path itself; None when none is close."""
+        asked = path.rstrip("/").split("/")
+        best, score = None, SUGGESTION_CUTOFF
+        for template in self._methods:
+            if template.endswith("/") and template != "/":
+                continue  # a route's trailing-slash spelling: suggest the route itself
+            parts = template.split("/")
+            if len(parts) == len(asked):
+                parts = [a if p.startswith("{") else p for p, a in zip(parts, asked, strict=True)]
+            ratio = difflib.SequenceMatcher(None, "/".join(parts), "/".join(asked)).ratio()
+            if ratio > score:
+                best, score = template, ratio
+        if best is None:
+            return None
+        return f"{' or '.join(sorted(self._methods[best]))} {best}"
+
     def claim(self, prefix: str, error_body: ErrorBody) -> None:
         """Unserved paths under `prefix` answer in this envelope too."""
         self._prefixes[prefix] = error_body
@@ -185,6 +205,10 @@ class _Paths:
         """The envelope of the plane a path belongs to, by its first segments."""
         found = self._prefixes.get(_prefix(path)) or self._prefixes.get(_prefix(path, 2))
         return found or runtime_error_body
+
+
+SUGGESTION_CUTOFF = 0.8
+"""How alike a path and a route must be (difflib's ratio) for a 404 to suggest the route."""
 
 
 def _prefix(path: str, segments: int = 3) -> str:
@@ -228,7 +252,7 @@ def _add_fallback(
     """Unknown paths are recorded (a misspelt route shows up in /_test/requests) and answered in
     their plane's envelope (in proxy mode, by the upstream); unknown control paths are not
     recorded, and stay behind the token."""
-    not_claimed = unmatched(paths.allowed)
+    not_claimed = unmatched(paths.allowed, paths.closest)
     unknown = not_claimed if forward is None else forward(None, False)
     recorded = {
         body: client_route(namespaces, unknown, name=None, error_body=body)

@@ -46,9 +46,23 @@ class ConfigError(Exception):
     """A usage or configuration problem: exit 2 with one line on stderr."""
 
 
+EXAMPLES = """\b
+Examples:
+  svc-stub                                   the default fixtures on 127.0.0.1:3901
+  svc-stub --port 0                          any free port (the ready line names it)
+  svc-stub --fixtures flags.yaml --watch     your fixtures, served anew when edited
+  svc-stub --api-key project-api-key_ci --strict-keys --rate-limit 50/s
+  svc-stub --upstream https://staging.example.com   faults in front of the real service
+  svc-stub record --upstream URL --runtime-key KEY --out staging.yaml
+  svc-stub verify --upstream URL --runtime-key KEY --fixtures staging.yaml
+  svc-stub conformance --adapter http://127.0.0.1:3902
+"""
+
+
 @click.command(
     context_settings={"help_option_names": ["-h", "--help"]},
-    epilog="Every option also reads the environment variable shown (several --fixtures in "
+    epilog=EXAMPLES
+    + "\nEvery option also reads the environment variable shown (several --fixtures in "
     "SVC_STUB_FIXTURES: separated by ':'); the command line wins. The test-control plane "
     "(/_test/...) is described in the README, 'Test-control plane', and served as OpenAPI at "
     "GET /_test/openapi.json.",

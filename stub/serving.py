@@ -246,8 +246,11 @@ def guarded(token: str, handler: Handler) -> Handler:
     return route
 
 
-def unmatched(allowed: Callable[[str], Iterable[str]]) -> Handler:
-    """Every path and method no route claims: a JSON 404, or a 405 that names what is allowed."""
+def unmatched(
+    allowed: Callable[[str], Iterable[str]], closest: Callable[[str], str | None]
+) -> Handler:
+    """Every path and method no route claims: a JSON 404 (naming the route it most resembles,
+    if one is close), or a 405 that names what is allowed."""
 
     async def route(request: web.Request) -> web.StreamResponse:
         methods = sorted(allowed(request.path))
@@ -259,6 +262,8 @@ def unmatched(allowed: Callable[[str], Iterable[str]]) -> Handler:
         bare = request.path.rstrip("/")
         if bare != request.path and bare and any(allowed(bare)):
             message += f": {bare} is served without the trailing slash (an id left empty?)"
+        elif (near := closest(request.path)) is not None:
+            message += f": did you mean {near}?"
         raise ApiError(404, "NOT_FOUND", message)
 
     return route

@@ -162,7 +162,11 @@ def json_object(raw: bytes, sent_as: str) -> dict[str, Any]:
     try:
         parsed = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        hint = "" if "json" in sent_as else f"; it was sent as {sent_as}, send application/json"
+        hint = (
+            ""
+            if "json" in sent_as
+            else f" (it was sent as {sent_as}; every body is read as JSON, whatever its type)"
+        )
         raise invalid_body(f"body: not valid JSON ({exc}){hint}") from None
     if not isinstance(parsed, dict):
         raise invalid_body(f"body: expected a JSON object, got {json_type(parsed)}")

@@ -209,8 +209,25 @@ class TestConfigurationErrors:
         result = run_stub("--port", str(busy_port))
         assert (result.returncode, result.stdout) == (2, "")
         assert result.stderr == (
-            f"svc-stub: error: cannot listen on 127.0.0.1:{busy_port}: Address already in use\n"
+            f"svc-stub: error: cannot listen on 127.0.0.1:{busy_port}: Address already in use; "
+            "another process holds the port: pick a free one with --port N, or --port 0 for any "
+            "(the ready line names it)\n"
         )
+
+    def test_every_example_in_help_parses(self) -> None:
+        from stub.cli import command
+        from stub.upstream.commands import record, verify
+
+        helped = run_stub("--help").stdout
+        examples = helped.split("Examples:")[1].split("\n\n")[0].strip().splitlines()
+        assert len(examples) >= 6
+        for example in examples:
+            words = example.split("   ")[0].split()[1:]  # the command, less its comment
+            if words[:1] == ["conformance"]:
+                continue  # its own command, tested with the kit
+            chosen = {"record": record, "verify": verify}.get(words[0]) if words else None
+            parser = chosen or command
+            parser.make_context("svc-stub", words[1:] if chosen else words)
 
 
 class TestEnvironment:

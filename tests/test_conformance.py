@@ -149,6 +149,18 @@ class TestMistakes:
         assert done.returncode == 2
         assert done.stderr.count("\n") == 1
         assert done.stderr.startswith("svc-stub conformance: error: GET /: ")
+        assert "is the adapter running there? Start it first" in done.stderr
+
+    def test_a_stub_given_as_the_adapter_is_named_for_what_it_is(
+        self, session_stub: SpawnedStub
+    ) -> None:
+        done = kit("--adapter", session_stub.url)
+        assert (done.returncode, done.stderr.count("\n")) == (2, 1)
+        assert (
+            "the adapter answered 404 (application/json): that is a svc-stub, not an adapter"
+            in (done.stderr)
+        )
+        assert "--adapter takes the URL of your library's adapter" in done.stderr
 
     def test_an_unknown_area_is_one_line(self) -> None:
         done = kit("--adapter", "http://127.0.0.1:1", "--area", "nope")

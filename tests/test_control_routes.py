@@ -116,6 +116,31 @@ class TestRequestLog:
         assert [e["seq"] for e in log["requests"]] == [2]
 
 
+class TestUnknownRoutes:
+    @pytest.mark.parametrize(
+        ("path", "suggested"),
+        [
+            ("/v1/flag/evaluate", "POST /v1/flags/evaluate"),
+            ("/v1/targets/regster", "POST /v1/targets/register"),
+            ("/v1/project", "GET or POST /v1/projects"),
+            ("/v1/projects/p1/environment", "GET or POST /v1/projects/{projectId}/environments"),
+            ("/_test/request", "GET /_test/requests"),
+        ],
+    )
+    async def test_a_near_miss_is_told_the_route_it_resembles(
+        self, client: TestClient[Any, Any], path: str, suggested: str
+    ) -> None:
+        async with client.post(path, json={}) as answer:
+            body = await answer.json()
+        assert answer.status == 404
+        message = body["message"] if "message" in body else body["error"]["message"]
+        assert message == f"no route POST {path}: did you mean {suggested}?"
+
+    async def test_nothing_close_is_a_plain_404(self, client: TestClient[Any, Any]) -> None:
+        async with client.post("/completely/elsewhere", json={}) as answer:
+            assert (await answer.json())["message"] == "no route POST /completely/elsewhere"
+
+
 class TestBoundedRecording:
     @pytest.fixture
     async def small(self, aiohttp_client: AiohttpClient) -> TestClient[Any, Any]:

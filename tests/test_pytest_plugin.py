@@ -447,19 +447,28 @@ class TestMistakes:
 
             def test_waited(svc_stub):
                 svc_stub.wait_for_svc_events(1, timeout=0.1)
+
+            def test_refused_for_a_block(svc_stub):
+                with svc_stub.fault(500):
+                    pass
             """,
         )
         result = run(pytester, f"--tb={style}")
-        result.assert_outcomes(failed=2)
+        result.assert_outcomes(failed=3)
         said = result.stdout.lines
         errors = [line for line in said if line.startswith("E ")]
-        assert len(errors) == 3, result.stdout.str()  # the wait's message shows what came: []
+        assert len(errors) == 4, result.stdout.str()  # the wait's message shows what came: []
+        assert errors[3].split(maxsplit=1)[1] == (
+            "stub.client.models.StubError: 400 INVALID_BODY: mode: 500 is a number; send the "
+            'mode as a string, "500"'
+        )
+        assert not [line for line in said if "contextlib" in line], result.stdout.str()
         assert errors[0].split(maxsplit=1)[1] == (
             "stub.client.models.StubError: 400 INVALID_BODY: mode: unknown fault mode 'bogus' "
             "(valid: none, delay, 401, 429, 500, invalid_json, truncated, quota_limited, "
             "status, reset, empty_response, slow_body, hang)"
         )
-        assert [line.split(maxsplit=1)[1] for line in errors[1:]] == [
+        assert [line.split(maxsplit=1)[1] for line in errors[1:3]] == [
             "stub.client.models.WaitTimeout: waited 0.1s for 1 svcEvents, got 0:",
             "[]",
         ]

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Self, TypeVar, Unpack
 
@@ -41,6 +40,27 @@ __tracebackhide__ = hidden_in_failures
 T = TypeVar("T")
 
 
+class AsyncFaultScope:
+    """`async with stub.fault(...) as armed:`; a class for the reason `FaultScope` is one."""
+
+    def __init__(self, client: AsyncStubClient, mode: str | None, arming: ArmOptions) -> None:
+        self._client, self._mode, self._arming = client, mode, arming
+        self._armed: ArmedFault | None = None
+
+    async def __aenter__(self) -> ArmedFault:
+        self._armed = await self._client.arm(self._mode, **self._arming)
+        return self._armed
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._armed is None:
+            return
+        try:
+            await self._client.disarm(self._armed.id)
+        except StubError as exc:
+            if exc.status != 404:  # it ran out meanwhile
+                raise
+
+
 class AsyncStubClient(Control):
     """The control plane over aiohttp, for tests whose stub runs in their own event loop."""
 
@@ -61,19 +81,10 @@ class AsyncStubClient(Control):
         """Arm a fault (or a `sequence` of them); `apply_to` defaults to every route."""
         return await self._run(Calls.arm(mode, options))
 
-    @asynccontextmanager
-    async def fault(
-        self, mode: str | None = None, **arming: Unpack[ArmOptions]
-    ) -> AsyncIterator[ArmedFault]:
-        armed = await self.arm(mode, **arming)
-        try:
-            yield armed
-        finally:
-            try:
-                await self.disarm(armed.id)
-            except StubError as exc:
-                if exc.status != 404:
-                    raise
+    def fault(self, mode: str | None = None, **arming: Unpack[ArmOptions]) -> AsyncFaultScope:
+        """`async with`: arm a fault for the block, then disarm just that one (if it has not
+        run out)."""
+        return AsyncFaultScope(self, mode, arming)
 
     async def armed(self) -> list[ArmedFault]:
         return await self._run(Calls.armed())

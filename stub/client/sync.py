@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Self, TypeVar, Unpack
 
@@ -43,6 +42,23 @@ __tracebackhide__ = hidden_in_failures
 T = TypeVar("T")
 
 
+class FaultScope:
+    """`with stub.fault(...) as armed:`. A class, not a generator: a refused arming then
+    fails on the test's own line, with no frame of contextlib's in the report."""
+
+    def __init__(self, client: StubClient, mode: str | None, arming: ArmOptions) -> None:
+        self._client, self._mode, self._arming = client, mode, arming
+        self._armed: ArmedFault | None = None
+
+    def __enter__(self) -> ArmedFault:
+        self._armed = self._client.arm(self._mode, **self._arming)
+        return self._armed
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._armed is not None:
+            self._client._disarm_quietly(self._armed.id)
+
+
 class StubClient(Control):
     """The control plane over blocking HTTP (standard library only)."""
 
@@ -56,14 +72,9 @@ class StubClient(Control):
         """Arm a fault (or a `sequence` of them); `apply_to` defaults to every route."""
         return self._run(Calls.arm(mode, options))
 
-    @contextmanager
-    def fault(self, mode: str | None = None, **arming: Unpack[ArmOptions]) -> Iterator[ArmedFault]:
+    def fault(self, mode: str | None = None, **arming: Unpack[ArmOptions]) -> FaultScope:
         """Arm a fault for the block, then disarm just that one (if it has not run out)."""
-        armed = self.arm(mode, **arming)
-        try:
-            yield armed
-        finally:
-            self._disarm_quietly(armed.id)
+        return FaultScope(self, mode, arming)
 
     def armed(self) -> list[ArmedFault]:
         return self._run(Calls.armed())

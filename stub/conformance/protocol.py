@@ -124,8 +124,10 @@ class Adapter:
         except urllib.error.HTTPError as exc:
             with exc:
                 kind = exc.headers.get_content_type()
+                said = exc.read(4096)
             raise AdapterError(
                 f"{method} {path}: the adapter answered {exc.code} ({kind})"
+                + (_STUB_NOT_ADAPTER if _is_svc_stub(said) else "")
             ) from None
         except TimeoutError:
             raise AdapterError(
@@ -135,10 +137,28 @@ class Adapter:
             raise AdapterError(f"{method} {path}: the adapter's answer is not JSON") from None
         except OSError as exc:
             reason = getattr(exc, "reason", None) or exc
-            raise AdapterError(f"{method} {path}: {self.url}: {reason}") from None
+            raise AdapterError(
+                f"{method} {path}: {self.url}: {reason}: is the adapter running there? Start "
+                "it first (it prints 'adapter listening on URL') and pass that URL to --adapter"
+            ) from None
         if not isinstance(parsed, dict):
             raise AdapterError(f"{method} {path}: the adapter answered {type(parsed).__name__}")
         return parsed
+
+
+_STUB_NOT_ADAPTER = (
+    ": that is a svc-stub, not an adapter; --adapter takes the URL of your library's adapter "
+    "(README, 'Checking a client library'), --stub the URL of a stub"
+)
+
+
+def _is_svc_stub(answer: bytes) -> bool:
+    """svc-stub's runtime error envelope (`{"ok": false, "error": CODE, ...}`)."""
+    try:
+        document = json.loads(answer)
+    except ValueError:
+        return False
+    return isinstance(document, dict) and document.get("ok") is False and "error" in document
 
 
 def _quoted(client_id: str) -> str:

@@ -267,6 +267,8 @@ def _parse_mode(raw: object, label: str) -> FaultMode:
     if isinstance(raw, str) and raw in _MODES:
         return FaultMode(raw)
     valid = ", ".join([PASS, *_MODES])
+    if isinstance(raw, int | float) and not isinstance(raw, bool) and str(raw) in _MODES:
+        raise invalid_body(f'{label}: {raw} is a number; send the mode as a string, "{raw}"')
     shown = repr(raw) if isinstance(raw, str) else json_type(raw)
     raise invalid_body(f"{label}: unknown fault mode {shown} (valid: {valid})")
 

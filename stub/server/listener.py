@@ -4,6 +4,7 @@ aiohttp cannot parse (a 64 KB header, an 8 KB request line), which never reach a
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import os
 import re
@@ -27,6 +28,12 @@ log = logging.getLogger("stub")
 _QUOTED = re.compile(r":\s*(?:b'|b\"|bytearray\(|\n)")
 # Room for a burst of a thousand connections before the kernel starts refusing them.
 BACKLOG = 1024
+
+
+_IN_USE = (
+    "; another process holds the port: pick a free one with --port N, or --port 0 for any "
+    "(the ready line names it)"
+)
 
 
 class ListenError(Exception):
@@ -61,7 +68,8 @@ async def serve(
             )
         except OSError as exc:
             reason = os.strerror(exc.errno) if exc.errno else str(exc)
-            raise ListenError(f"cannot listen on {host}:{port}: {reason}") from None
+            hint = _IN_USE if exc.errno == errno.EADDRINUSE else ""
+            raise ListenError(f"cannot listen on {host}:{port}: {reason}{hint}") from None
         on_ready(listener.sockets[0].getsockname()[1])
         await stopped.wait()
     finally:
