@@ -180,19 +180,23 @@ class _Paths:
 
     def closest(self, path: str) -> str | None:
         """The served route a mistyped path most resembles (`POST /v1/flags/evaluate` for
-        `/v1/flag/evaluate`), compared with each template's placeholders filled from the
-        path itself; None when none is close."""
-        asked = path.rstrip("/").split("/")
+        `/v1/flag/evaluate`): one of as many segments, all alike but one, and that one close
+        (a template's placeholders take any segment); None when none is."""
+        asked = path.split("/")
         best, score = None, SUGGESTION_CUTOFF
         for template in self._methods:
-            if template.endswith("/") and template != "/":
-                continue  # a route's trailing-slash spelling: suggest the route itself
             parts = template.split("/")
-            if len(parts) == len(asked):
-                parts = [a if p.startswith("{") else p for p, a in zip(parts, asked, strict=True)]
-            ratio = difflib.SequenceMatcher(None, "/".join(parts), "/".join(asked)).ratio()
-            if ratio > score:
-                best, score = template, ratio
+            if len(parts) != len(asked):
+                continue
+            differ = [
+                (part, given)
+                for part, given in zip(parts, asked, strict=True)
+                if part != given and not part.startswith("{")
+            ]
+            if len(differ) == 1:
+                ratio = difflib.SequenceMatcher(None, *differ[0]).ratio()
+                if ratio > score:
+                    best, score = template, ratio
         if best is None:
             return None
         return f"{' or '.join(sorted(self._methods[best]))} {best}"
@@ -207,8 +211,8 @@ class _Paths:
         return found or runtime_error_body
 
 
-SUGGESTION_CUTOFF = 0.8
-"""How alike a path and a route must be (difflib's ratio) for a 404 to suggest the route."""
+SUGGESTION_CUTOFF = 0.75
+"""How alike the one differing segment must be (difflib's ratio) for a 404 to suggest it."""
 
 
 def _prefix(path: str, segments: int = 3) -> str:

@@ -136,9 +136,14 @@ class TestUnknownRoutes:
         message = body["message"] if "message" in body else body["error"]["message"]
         assert message == f"no route POST {path}: did you mean {suggested}?"
 
-    async def test_nothing_close_is_a_plain_404(self, client: TestClient[Any, Any]) -> None:
-        async with client.post("/completely/elsewhere", json={}) as answer:
-            assert (await answer.json())["message"] == "no route POST /completely/elsewhere"
+    @pytest.mark.parametrize("path", ["/completely/elsewhere", "/v1/projects/p1/rollouts"])
+    async def test_nothing_close_is_a_plain_404(
+        self, client: TestClient[Any, Any], path: str
+    ) -> None:
+        async with client.get(path) as answer:
+            body = await answer.json()
+        message = body["message"] if "message" in body else body["error"]["message"]
+        assert message == f"no route GET {path}"
 
 
 class TestBoundedRecording:

@@ -8,6 +8,7 @@ import ast
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ from conftest import SpawnedStub, free_port, spawn_stub
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 SEPARATOR = "@@svc-stub-step@@"
+READY = "svc-stub listening on "
 
 
 @dataclass
@@ -159,37 +161,77 @@ class TestNamespacesSection:
         assert fresh_stub.get("/_test/namespaces")["count"] == 0
 
 
+class TestTheTwoCommands:
+    def test_run_and_test_use_environments_of_their_own_and_ci_runs_the_test_one(self) -> None:
+        text = README.read_text(encoding="utf-8")
+        run_command, test_command, *_ = re.findall(r"```sh\n(.*?)```", text, flags=re.DOTALL)
+        run_venv = run_command.split()[3]
+        test_venv = test_command.split()[3]
+        assert (run_venv, test_venv) == (".venv", ".venv-test")
+        ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
+        assert test_command.strip() in ci.splitlines()
+
+    def test_every_later_example_runs_in_the_activated_environment(self) -> None:
+        """Stated once after the two commands; no example reaches into .venv/bin itself."""
+        text = README.read_text(encoding="utf-8")
+        assert "`. .venv/bin/activate`" in text
+        later = re.findall(r"```(?:sh|bash)\n(.*?)```", text, flags=re.DOTALL)[2:]
+        assert not [block for block in later if ".venv/bin/" in block]
+
+
 class TestTheTour:
-    def test_every_step_prints_what_the_readme_shows_against_a_fresh_stub(self) -> None:
+    def test_run_as_a_script_it_prints_what_the_readme_shows_and_stops_its_stub(self) -> None:
+        """The whole block as one script, as a user pastes it: only the port differs (3902 may
+        be taken), and `svc-stub` is this interpreter's. It starts its stub, waits for it, runs
+        every step and stops it: no readiness loop of the test's own."""
         (block,) = shell_blocks("## A tour with curl")
-        lines = block.splitlines()
-        start, stop = lines[0], lines[-1]
-        assert start.startswith(".venv/bin/svc-stub --port 3902 &")  # checked below
-        assert stop.startswith("kill %1")
-        with spawn_stub(read_log=False) as stub:  # the tour's own stub: its first request
-            results = run("\n".join(lines[1:-1]), stub.url)
-        checked = [(step, out) for step, out in results if step.expected is not None]
-        assert len(checked) >= 4
+        port = str(free_port())
+        bin_dir = Path(sys.executable).parent
+        done = subprocess.run(
+            ["bash", "-c", _with_separators(block.replace("3902", port))],
+            env={"PATH": f"{bin_dir}:/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        said = "\n".join(  # the background stub's ready line lands wherever it lands
+            line for line in done.stdout.splitlines() if not line.startswith(READY)
+        )
+        outputs = [_parsed(out) for out in said.split(SEPARATOR)]
+        checked = [
+            (step, out)
+            for step, out in zip(steps(block), outputs, strict=False)
+            if step.expected is not None
+        ]
+        assert len(checked) >= 5
         for step, output in checked:
             assert matches(output, step.expected), f"{step.script}\nprinted {output}"
+        with pytest.raises(ConnectionRefusedError):  # stopped: nothing listens there
+            socket.create_connection(("127.0.0.1", int(port)), timeout=2).close()
 
-    def test_its_first_line_starts_a_stub_that_the_last_line_stops(self, tmp_path: Path) -> None:
+    def test_a_failing_step_still_stops_the_stub(self) -> None:
         (block,) = shell_blocks("## A tour with curl")
-        lines = block.splitlines()
         port = str(free_port())
-        start = lines[0].split("#")[0].replace(".venv/bin/svc-stub", f"{sys.executable} -m stub")
-        script = (
-            f"{start.replace('3902', port)}\n"
-            f"for _ in $(seq 50); do curl -sf http://127.0.0.1:{port}/health && break; "
-            "sleep 0.1; done\n"
-            f"{lines[-1].split('#')[0]}\nwait\n"
-        )
+        first_steps = block.replace("3902", port).split("# Evaluate one flag")[0]
+        script = "set -e\n" + first_steps + "false\n"  # a step that fails, under set -e
         done = subprocess.run(
-            ["bash", "-c", script], capture_output=True, text=True, timeout=30, check=False
+            ["bash", "-c", script],
+            env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
         )
-        assert done.returncode in (0, 143), done.stderr  # 143: the stub, stopped by the kill
-        assert f"svc-stub listening on http://127.0.0.1:{port}" in done.stdout
-        assert '{"ok":true}' in done.stdout
+        assert done.returncode == 1
+        assert '{"ok":true}' in done.stdout  # it waited for the stub before going on
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", int(port)), timeout=2).close()
+
+
+def _with_separators(block: str) -> str:
+    return "".join(f"{step.script}\necho; echo {SEPARATOR}\n" for step in steps(block))
 
 
 class TestWithThePythonClientSection:
@@ -229,6 +271,16 @@ def pytest_in_a_new_project(
 
 
 class TestInPytestSection:
+    def test_the_install_line_brings_pytest_with_the_plugin(self) -> None:
+        import tomllib
+
+        section = README.read_text(encoding="utf-8")
+        section = section[section.index("\n## In pytest: one fixture\n") :]
+        assert 'pip install "/path/to/svc-stub[pytest]" fireweave==0.1.0' in section
+        project = tomllib.loads((README.parent / "pyproject.toml").read_text(encoding="utf-8"))
+        extra = project["project"]["optional-dependencies"]["pytest"]
+        assert [requirement.split(">")[0] for requirement in extra] == ["pytest"]
+
     def test_the_example_is_a_complete_file_that_passes_in_a_new_project(
         self, tmp_path: Path
     ) -> None:
@@ -308,6 +360,40 @@ class TestCheckingAClientLibrarySection:
             adapter.unlink()
         assert done.returncode == 0, done.stdout + done.stderr
         assert done.stdout.splitlines()[-1] == "17 passed, 0 failed"
+
+    def test_against_every_case_it_ends_as_the_readme_says(self) -> None:
+        """The README's run of the minimal adapter, as written but on free ports."""
+        section = README.read_text(encoding="utf-8")
+        section = section[section.index("\n## Checking a client library\n") :]
+        section = section[: section.index("\n## ", 5)]
+        (example,) = re.findall(r"```python\n(.*?)```", section, re.S)
+        block = next(b for b in re.findall(r"```sh\n(.*?)```", section, re.S) if "3903" in b)
+        shown = [line[2:] for line in block.splitlines() if line.startswith("# ")]
+        adapter = README.parent / "adapters" / "reads_only.py"
+        adapter.write_text(example, encoding="utf-8")
+        port = str(free_port())
+        script = "\n".join(
+            line.replace("3903", port) + ("\nsleep 1" if line.endswith("&") else "")
+            for line in block.splitlines()
+            if not line.startswith("#")
+        )
+        try:
+            done = subprocess.run(
+                ["bash", "-c", script],
+                cwd=README.parent,
+                env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"},
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+        finally:
+            adapter.unlink()
+        printed = [line for line in done.stdout.splitlines() if not line.startswith("adapter ")]
+        assert printed[0] == shown[0]
+        assert printed[-1] == shown[-1] == "22 passed, 2 failed, 25 skipped"
+        failed = [line.split()[1] for line in printed if line.startswith("FAIL")]
+        assert failed == [line.split()[1] for line in shown if line.startswith("FAIL")]
 
 
 class TestKeysAndPlanesSection:
