@@ -7,9 +7,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import signal
 import subprocess
 import sys
 import threading
+import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,6 +26,7 @@ from fireweave import EvaluationContext, FlagType
 from conftest import OpenFireweave, SpawnedStub, free_port, spawn_stub
 from stub.fixtures import load_fixture_file
 from stub.upstream.record import RECORDED_ORG_KEY, RECORDING_CONTEXT
+from stub.upstream.verify import Difference, accepted_key
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME_KEY = "project-api-key_staging"
@@ -36,6 +40,7 @@ flags:
   staging-config: {type: object, value: {a: 1}, payload: {p: 2}}
   staging-off: {type: boolean, value: false, enabled: false}
   staging-split: {type: string, value: b, variant: b, reason: TARGETING_MATCH}
+  staging-enterprise: {type: boolean, value: true, matchAttribute: {plan: enterprise}}
 """
 KEYS = ("--runtime-key", RUNTIME_KEY, "--org-key", ORG_KEY)
 
@@ -105,6 +110,7 @@ class TestRecord:
             "staging-config",
             "staging-off",
             "staging-split",
+            "staging-enterprise",  # not served to this context: kept, matching no context
         }
         context = EvaluationContext(targeting_key=RECORDING_CONTEXT)
         reads = [
@@ -114,6 +120,7 @@ class TestRecord:
             ("staging-config", FlagType.OBJECT, {}),
             ("staging-off", FlagType.BOOLEAN, True),
             ("staging-split", FlagType.STRING, "x"),
+            ("staging-enterprise", FlagType.BOOLEAN, False),
         ]
         with spawn_stub("--fixtures", str(out), read_log=False) as served:
             _, _, from_service = open_fireweave(service.url, RUNTIME_KEY)
@@ -200,6 +207,11 @@ def differing_server(base: str) -> Callable[[], contextlib.AbstractContextManage
 
     async def forward(request: web.Request) -> web.StreamResponse:
         body = await request.read()
+        if request.headers.get("Authorization") == f"Bearer {ECHOED_KEY}":  # a careless service
+            said = {"ok": False, "error": "UNAUTHORIZED", "message": f"key {ECHOED_KEY} revoked"}
+            return web.json_response(said, status=401)
+        if request.method == "PATCH":  # slow writes: time for a CI timeout to strike
+            await asyncio.sleep(3)
         headers = {k: v for k, v in request.headers.items() if k.lower() not in ("host",)}
         async with (
             aiohttp.ClientSession() as client,
@@ -327,6 +339,70 @@ class TestVerifyAgainstAServerThatDiffers:
         drifted = self.verify(differing, service, "--accept", str(baseline))
         assert drifted.returncode == 1
         assert lines_of(drifted)["capture/valid"].startswith("DIFFERS")
+
+
+ECHOED_KEY = "project-api-key_echoed"
+
+
+class TestInterruptionsAndMishaps:
+    def test_a_sigterm_mid_run_still_removes_the_scratch_project(
+        self, differing: str, service: SpawnedStub
+    ) -> None:
+        running = subprocess.Popen(
+            [sys.executable, "-m", "stub", "verify", "--upstream", differing, *KEYS,
+             "--allow-writes"],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 30
+            while not scratch_projects(service):  # created: the slow patch comes next
+                assert time.monotonic() < deadline, "verify never made its scratch project"
+                time.sleep(0.05)
+            running.send_signal(signal.SIGTERM)
+            _, said = running.communicate(timeout=30)
+        finally:
+            running.kill()
+        assert running.returncode == 130
+        assert said.strip() == "svc-stub verify: interrupted (scratch data removed)"
+        assert scratch_projects(service) == []
+
+    def test_a_key_the_service_echoes_is_not_repeated(self, differing: str, tmp_path: Path) -> None:
+        done = svc_stub(
+            "record", "--upstream", differing, "--runtime-key", ECHOED_KEY,
+            "--out", str(tmp_path / "x.yaml"),
+        )  # fmt: skip
+        assert done.returncode == 2
+        (line,) = done.stderr.strip().splitlines()
+        assert "key project-api-key_[redacted] revoked" in line
+        assert ECHOED_KEY not in done.stdout + done.stderr
+
+    def test_the_stub_it_starts_takes_none_of_verifys_environment(
+        self, service: SpawnedStub
+    ) -> None:
+        """SVC_STUB_UPSTREAM is verify's --upstream; the stub it starts must not proxy."""
+        environment = {
+            **os.environ,
+            "SVC_STUB_UPSTREAM": service.url,
+            "SVC_STUB_RUNTIME_KEY": RUNTIME_KEY,
+            "SVC_STUB_ORG_KEY": ORG_KEY,
+            "SVC_STUB_VENDOR_KEY": VENDOR_KEY,
+        }
+        done = subprocess.run(
+            [sys.executable, "-m", "stub", "verify"],
+            cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert " 0 differ" in done.stdout.splitlines()[-1]
+
+    def test_an_accepted_difference_that_drifts_again_is_new(self) -> None:
+        first = Difference("body.value", 42, 41)
+        again = Difference("body.value", 43, 41)
+        assert accepted_key("evaluate/all", first) != accepted_key("evaluate/all", again)
+
+
+def scratch_projects(service: SpawnedStub) -> list[str]:
+    projects = served_json(service.url + "/v1/projects", ORG_KEY)["projects"]
+    return [p["slug"] for p in projects if p["slug"].startswith("svc-stub-verify")]
 
 
 class TestVerifyUsage:

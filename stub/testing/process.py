@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import select
 import subprocess
 import sys
@@ -29,9 +30,19 @@ class StubProcess:
         self.url = url
 
     @classmethod
-    def start(cls, args: Sequence[str] = (), *, stderr: int | IO[Any] | None = None) -> StubProcess:
+    def start(
+        cls,
+        args: Sequence[str] = (),
+        *,
+        stderr: int | IO[Any] | None = None,
+        own_settings_only: bool = False,
+    ) -> StubProcess:
         """`stderr` defaults to a private file, so the stub's log never lands in the output of
-        whichever test happens to run; a failed start quotes it."""
+        whichever test happens to run; a failed start quotes it. `own_settings_only`: none of
+        the caller's SVC_STUB_* variables reach the stub (they are the caller's options)."""
+        environment = None
+        if own_settings_only:
+            environment = {k: v for k, v in os.environ.items() if not k.startswith("SVC_STUB_")}
         # closed in the finally below; a with-block cannot hold a file that may not exist
         log = tempfile.TemporaryFile(mode="w+") if stderr is None else None  # noqa: SIM115
         process = subprocess.Popen(
@@ -39,6 +50,7 @@ class StubProcess:
             stdout=subprocess.PIPE,
             stderr=log if log is not None else stderr,
             text=True,
+            env=environment,
         )
         try:
             line = _ready_line(process, START_TIMEOUT_S, log)

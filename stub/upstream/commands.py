@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import signal
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -25,7 +27,15 @@ from stub.upstream.record import (
     fixture_text,
     recorded,
 )
-from stub.upstream.verify import Accepted, Outcome, Side, run_probes, scrubbed, summary
+from stub.upstream.verify import (
+    Accepted,
+    Outcome,
+    Side,
+    accepted_key,
+    run_probes,
+    scrubbed,
+    summary,
+)
 
 STUB_RUNTIME_KEY = "project-api-key_svc-stub-verify"
 STUB_VENDOR_KEY = "phc_svc-stub-verify"
@@ -76,6 +86,8 @@ def _checked(raw: str, ca_bundle: Path | None, allow_insecure: bool) -> Upstream
     show_default=True,
     help="The context the flags are evaluated for.",
 )
+@_option("--ci-read-key", help="Says the organisation has an org:ci-read key (never written).")
+@_option("--vendor-key", help="A vendor project key (else the runtime key) for the legacy routes.")
 def record(
     upstream: str,
     runtime_key: str,
@@ -85,13 +97,15 @@ def record(
     out: Path,
     flag_keys: tuple[str, ...],
     targeting_key: str,
+    ci_read_key: str | None,
+    vendor_key: str | None,
 ) -> None:
     """Write a fixture file from the service: its flags as it answers them, and with
     --org-key its projects, environments and control points. Keys are never written."""
     base = _checked(upstream, upstream_ca_bundle, allow_insecure_upstream)
-    keys = Keys(runtime_key, org_key)
+    keys = Keys(runtime_key, org_key, ci_read_key, vendor_key)
     text = asyncio.run(_record(base, keys, flag_keys, targeting_key))
-    out.write_text(text, encoding="utf-8")
+    _write(out, text)
     click.echo(f"recorded {out} from {base.shown}")
 
 
@@ -171,7 +185,7 @@ def verify(
         "ci-read": ci_read_key,
     }
     accepted = _accepted(accept_path) if accept_path else frozenset()
-    keys = Keys(runtime_key, org_key, ci_read_key)
+    keys = Keys(runtime_key, org_key, ci_read_key, vendor_key)
     with _stub_side(stub_url, fixture_paths, base, keys) as (url, served):
         stub_keys = {  # the user's keys go to the service only, never to a stub
             "runtime": stub_runtime_key or STUB_RUNTIME_KEY,
@@ -190,7 +204,7 @@ def verify(
     click.echo(summary(outcomes))
     if report is not None:
         document = {"upstream": base.shown, "probes": [o.to_json() for o in outcomes]}
-        report.write_text(scrubbed(json.dumps(document, indent=2), secrets) + "\n")
+        _write(report, scrubbed(json.dumps(document, indent=2), secrets) + "\n")
     if write_accepted is not None:
         _write_accepted(write_accepted, outcomes)
         return
@@ -205,6 +219,12 @@ def _present(keys: dict[str, str | None]) -> dict[str, str]:
 async def _verify(
     upstream: Side, stub: Side, writes: bool, values: bool, accepted: Accepted
 ) -> list[Outcome]:
+    """The probes; SIGTERM (a CI job's timeout) or SIGINT cancel them, and the scratch
+    project is still removed on the way out."""
+    loop, running = asyncio.get_running_loop(), asyncio.current_task()
+    assert running is not None
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, running.cancel)
     async with session(upstream.base) as client:
         return await run_probes(
             client, upstream, stub, writes=writes, values=values, accepted=accepted
@@ -226,7 +246,7 @@ def _stub_side(
             fixture_paths = (recording,)
         options = [arg for path in fixture_paths for arg in ("--fixtures", str(path))]
         options += ["--api-key", STUB_RUNTIME_KEY, "--api-key", STUB_VENDOR_KEY, "--strict-keys"]
-        process = StubProcess.start(options)
+        process = StubProcess.start(options, own_settings_only=True)
         try:
             yield process.url, True
         finally:
@@ -236,7 +256,10 @@ def _stub_side(
 def _accepted(path: Path) -> Accepted:
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
-        return frozenset((entry["probe"], entry["where"]) for entry in document["accepted"])
+        return frozenset(
+            (entry["probe"], entry["where"], entry["upstream"], entry["stub"])
+            for entry in document["accepted"]
+        )
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise click.UsageError(
             f"--accept {path}: not a file written by --write-accepted ({exc})"
@@ -245,27 +268,53 @@ def _accepted(path: Path) -> Accepted:
 
 def _write_accepted(path: Path, outcomes: list[Outcome]) -> None:
     entries = [
-        {"probe": o.probe.name, "where": d.where}
+        dict(
+            zip(("probe", "where", "upstream", "stub"), accepted_key(o.probe.name, d), strict=True)
+        )
         for o in outcomes
         if o.result in ("differs", "accepted")
         for d in o.differences
     ]
-    path.write_text(json.dumps({"accepted": entries}, indent=2) + "\n", encoding="utf-8")
+    _write(path, json.dumps({"accepted": entries}, indent=2) + "\n")
     click.echo(f"wrote {len(entries)} accepted differences to {path}")
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UpstreamError(f"cannot write {path}: {exc.strerror}") from None
+
+
+KEY_OPTIONS = ("--runtime-key", "--org-key", "--vendor-key", "--ci-read-key")
 
 
 def main(name: str, argv: list[str]) -> None:
     """`svc-stub record|verify ARGS`: usage errors and an unreachable upstream are one line on
-    stderr and exit 2; verify exits 1 on a difference not accepted."""
+    stderr and exit 2 (never with a key in it, even one the service echoed); verify exits 1 on
+    a difference not accepted, 130 when interrupted."""
     command = record if name == "record" else verify
     try:
         command.main(args=argv, prog_name=f"svc-stub {name}", standalone_mode=False)
     except click.ClickException as exc:
-        _fail(name, exc.format_message())
+        _fail(name, exc.format_message(), argv)
     except (UpstreamError, StubStartError) as exc:
-        _fail(name, str(exc))
+        _fail(name, str(exc), argv)
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        print(f"svc-stub {name}: interrupted (scratch data removed)", file=sys.stderr)
+        sys.exit(130)
 
 
-def _fail(name: str, message: str) -> None:
-    print(f"svc-stub {name}: error: {message}", file=sys.stderr)
+def _fail(name: str, message: str, argv: list[str]) -> None:
+    print(f"svc-stub {name}: error: {scrubbed(message, _keys_given(argv))}", file=sys.stderr)
     sys.exit(2)
+
+
+def _keys_given(argv: list[str]) -> list[str]:
+    """Every key the command was given, on its command line or in the environment."""
+    given = [os.environ.get("SVC_STUB_" + o[2:].upper().replace("-", "_"), "") for o in KEY_OPTIONS]
+    for index, word in enumerate(argv):
+        option, equals, value = word.partition("=")
+        if option in KEY_OPTIONS:
+            given.append(value if equals else (argv[index + 1] if index + 1 < len(argv) else ""))
+    return [key for key in given if key]

@@ -14,6 +14,8 @@ import orjson
 from stub.upstream.client import Answer, Upstream, UpstreamError, call
 
 RECORDING_CONTEXT = "svc-stub-recorder"
+NEVER_MATCHED = "svc-stub-recorded-for-no-context"
+"""The targeting key a flag the service did not serve to the recording context is kept for."""
 """The targeting key the flags are recorded for (and `verify` evaluates with)."""
 RECORDED_ORG_KEY = "svc_org_recorded"
 """The placeholder organisation key a recorded `management:` section is served for."""
@@ -65,6 +67,8 @@ class Keys(NamedTuple):
     org: str | None = None
     ci_read: str | None = None
     """Only says the organisation has one: the recording gets a placeholder of that scope."""
+    vendor: str | None = None
+    """For the legacy vendor routes (else the runtime key)."""
 
 
 class Recording(NamedTuple):
@@ -83,6 +87,9 @@ async def recorded(
     notes: list[str] = []
     flags = await _flags(client, upstream, keys.runtime, flag_keys, targeting_key, notes)
     document: dict[str, Any] = {"flags": flags}
+    vendor = await _vendor(client, upstream, keys.vendor or keys.runtime, targeting_key, notes)
+    if vendor:
+        document["vendor"] = vendor
     if keys.org is not None:
         document["management"] = await _management(
             client, upstream, keys.org, notes, ci_read=keys.ci_read is not None
@@ -110,14 +117,34 @@ async def _flags(
         if not isinstance(decision, dict) or not isinstance(decision.get("flagKey"), str):
             continue
         fixture = flag_fixture(decision)
-        if fixture is None:
+        if fixture is None:  # it exists, but not for this context: so it stays for the stub
+            fixture = {"type": "boolean", "value": False, "matchTargetingKey": NEVER_MATCHED}
             notes.append(
-                f"{decision['flagKey']}: the service answered found: false (reason "
-                f"{decision.get('reason')}) for this context; not recorded"
+                f"{decision['flagKey']}: the service did not serve it to this context (reason "
+                f"{decision.get('reason')}); recorded as a flag that matches no context"
             )
-        else:
-            flags[decision["flagKey"]] = fixture
+        flags[decision["flagKey"]] = fixture
     return flags
+
+
+async def _vendor(
+    client: aiohttp.ClientSession, upstream: Upstream, key: str, context: str, notes: list[str]
+) -> dict[str, Any]:
+    """The legacy vendor routes' answers, verbatim, where the service serves them: the
+    definitions document (whose conditions no evaluate answer shows) and `/flags` for the
+    recording context."""
+    recorded: dict[str, Any] = {}
+    asked = orjson.dumps({"api_key": key, "distinct_id": context})
+    flags = await call(client, upstream, "POST", "/flags/?v=2", body=asked)
+    poll = f"/api/feature_flag/local_evaluation?token={key}"
+    definitions = await call(client, upstream, "GET", poll, key=key)
+    for name, answer in (("flags", flags), ("definitions", definitions)):
+        document = answer.json()
+        if answer.status == 200 and isinstance(document, dict):
+            recorded[name] = document
+        else:
+            notes.append(f"vendor {name}: the service answered {answer.status}; not recorded")
+    return recorded
 
 
 def flag_fixture(decision: dict[str, Any]) -> dict[str, Any] | None:
@@ -139,7 +166,8 @@ def flag_fixture(decision: dict[str, Any]) -> dict[str, Any] | None:
     version = metadata.get("svc.flagVersion", metadata.get("fireweave.flagVersion"))
     if isinstance(version, int) and not isinstance(version, bool):
         fixture["metadata"] = {"version": version}
-    derived = "DISABLED" if enabled is False else "SPLIT" if variant else "TARGETING_MATCH"
+    split = isinstance(variant, str)  # as svc-stub derives it: any variant, "" too
+    derived = "DISABLED" if enabled is False else "SPLIT" if split else "TARGETING_MATCH"
     if isinstance(decision.get("reason"), str) and decision["reason"] != derived:
         fixture["reason"] = decision["reason"]
     return fixture
@@ -161,7 +189,9 @@ async def _management(
     whoami = await _read(client, upstream, "GET", "/v1/whoami", key)
     listed = await _read(client, upstream, "GET", "/v1/projects", key)
     projects = []
-    for item in listed.get("projects") or []:
+    for item in _rows(listed.get("projects"), "GET /v1/projects: projects"):
+        if not isinstance(item.get("projectId"), str):
+            raise UpstreamError("GET /v1/projects: a project without a projectId")
         projects.append(await _project(client, upstream, key, item["projectId"]))
     scope = whoami.get("scope")
     principal = {
@@ -184,19 +214,37 @@ async def _project(
     base = f"/v1/projects/{project_id}"
     row = (await _read(client, upstream, "GET", base, key)).get("project") or {}
     project = _kept(row, _PROJECT_FIELDS)
-    environments = (await _read(client, upstream, "GET", base + "/environments", key)).get(
-        "environments"
-    ) or []
+    listed = await _read(client, upstream, "GET", base + "/environments", key)
     project["environments"] = [
-        _kept(env, _ENVIRONMENT_FIELDS) for env in environments if not env.get("synthesised")
+        _kept(env, _ENVIRONMENT_FIELDS)
+        for env in _rows(listed.get("environments"), f"GET {base}/environments")
+        if not env.get("synthesised")
     ]
-    points = (await _read(client, upstream, "GET", base + "/control-points", key)).get("data")
+    points = await _read(client, upstream, "GET", base + "/control-points", key)
     project["controlPoints"] = [
-        _kept(point, _CONTROL_POINT_FIELDS) for point in (points or {}).get("controlPoints", [])
+        _kept(point, _CONTROL_POINT_FIELDS)
+        for point in _rows(_data(points).get("controlPoints"), f"GET {base}/control-points")
     ]
-    graph = (await _read(client, upstream, "GET", base + "/control-points/graph", key)).get("data")
-    project["edges"] = [_kept(edge, _EDGE_FIELDS) for edge in (graph or {}).get("edges", [])]
+    graph = await _read(client, upstream, "GET", base + "/control-points/graph", key)
+    project["edges"] = [
+        _kept(edge, _EDGE_FIELDS)
+        for edge in _rows(_data(graph).get("edges"), f"GET {base}/control-points/graph")
+    ]
     return project
+
+
+def _data(document: dict[str, Any]) -> dict[str, Any]:
+    data = document.get("data")
+    return data if isinstance(data, dict) else {}
+
+
+def _rows(raw: object, where: str) -> list[dict[str, Any]]:
+    """A list of objects, or UpstreamError saying where the service answered otherwise."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list) or not all(isinstance(row, dict) for row in raw):
+        raise UpstreamError(f"{where}: expected a list of objects")
+    return raw
 
 
 def _kept(row: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
@@ -214,8 +262,11 @@ async def _read(
     sent = None if body is None else orjson.dumps(body)
     answer: Answer = await call(client, upstream, method, path, key=key, body=sent)
     document = answer.json()
-    if answer.status != 200 or not isinstance(document, dict):
+    if answer.status != 200:
         raise UpstreamError(f"{method} {path} answered {answer.status}: {_said(document)}")
+    if not isinstance(document, dict):
+        shown = "not JSON" if document is None else "JSON that is not an object"
+        raise UpstreamError(f"{method} {path} answered 200 with {shown}")
     return document
 
 

@@ -223,15 +223,18 @@ class Outcome(NamedTuple):
         }
 
 
-Accepted = frozenset[tuple[str, str]]
-"""(probe name, where) of differences a team has accepted."""
+Accepted = frozenset[tuple[str, str, str, str]]
+"""(probe name, where, upstream, stub) of differences a team has accepted, the two sides as
+shown: the same place drifting again (another value) is new drift."""
 
 
 async def discover(client: aiohttp.ClientSession, upstream: Side) -> None:
     """What the probes name: the flags the upstream serves (one of each type) and a project."""
     answer = await _send(client, upstream, _evaluate("all", CONTEXT))
-    decisions = (answer.json() or {}).get("decisions") or []
-    found = [d for d in decisions if isinstance(d, dict) and d.get("found")]
+    decisions = _member(answer.json(), "decisions")
+    found = [
+        d for d in decisions if isinstance(d, dict) and d.get("found") and _named(d, "flagKey")
+    ]
     if found:
         upstream.known["flag"] = found[0]["flagKey"]
         upstream.known["flags"] = [d["flagKey"] for d in found[:3]]
@@ -240,9 +243,19 @@ async def discover(client: aiohttp.ClientSession, upstream: Side) -> None:
         upstream.known.setdefault(f"flag:{kind}", decision["flagKey"])
     if "org" in upstream.keys:
         projects = await _send(client, upstream, Probe("", "GET", "/v1/projects", "org"))
-        listed = (projects.json() or {}).get("projects") or []
+        listed = [p for p in _member(projects.json(), "projects") if _named(p, "projectId")]
         if listed:
             upstream.known["project"] = listed[0]["projectId"]
+
+
+def _member(document: object, name: str) -> list[Any]:
+    """`document[name]` when it is a list (else empty: the probes then say what is missing)."""
+    found = document.get(name) if isinstance(document, dict) else None
+    return found if isinstance(found, list) else []
+
+
+def _named(item: object, name: str) -> bool:
+    return isinstance(item, dict) and isinstance(item.get(name), str)
 
 
 async def run_probes(
@@ -264,11 +277,24 @@ async def run_probes(
     try:
         for probe in PROBES:
             outcomes.append(await _probe(client, probe, upstream, stub, writes, values, accepted))
-    finally:
-        for side in (upstream, stub):  # a scratch project never outlives the run
-            if "scratch" in side.known and not side.known.get("scratch-deleted"):
-                await _send(client, side, Probe("", "DELETE", SCRATCH, "org"))
+    finally:  # interrupted or not, no scratch project outlives the run
+        if writes:
+            for side in (upstream, stub):
+                await _remove_scratch(client, side)
     return outcomes
+
+
+async def _remove_scratch(client: aiohttp.ClientSession, side: Side) -> None:
+    """Every project of this run's slug, found by listing (its id may never have been read:
+    an answer lost after the service made the project)."""
+    if "org" not in side.keys:
+        return
+    listed = await _send(client, side, Probe("", "GET", "/v1/projects", "org"))
+    projects = (listed.json() or {}).get("projects") if listed.status == 200 else None
+    for project in projects if isinstance(projects, list) else []:
+        if isinstance(project, dict) and project.get("slug") == side.known.get("slug"):
+            side.known["scratch"] = str(project.get("projectId"))
+            await _send(client, side, Probe("", "DELETE", SCRATCH, "org"))
 
 
 async def _probe(
@@ -292,7 +318,7 @@ async def _probe(
     differences = tuple(compare(theirs, ours, values=values))
     if not differences:
         return Outcome(probe, "same")
-    if all((probe.name, d.where) in accepted for d in differences):
+    if all(accepted_key(probe.name, d) in accepted for d in differences):
         return Outcome(probe, "accepted", differences)
     return Outcome(probe, "differs", differences)
 
@@ -369,8 +395,6 @@ def _remember(probe: Probe, side: Side, answer: Answer) -> None:
             found = found.get(part) if isinstance(found, dict) else None
         if isinstance(found, str):
             side.known[name] = found
-    if probe.name == "scratch/delete-project" and answer.status == 200:
-        side.known["scratch-deleted"] = True
 
 
 _HEADERS = ("Content-Type", "Retry-After", "ETag", "Allow")
@@ -449,6 +473,10 @@ def _list_differences(
             yield from _differences(a, b, f"{at}[{index}]", values)
     elif theirs and ours:  # shapes only: the first item of each stands for the rest
         yield from _differences(theirs[0], ours[0], f"{at}[0]", values)
+
+
+def accepted_key(probe: str, difference: Difference) -> tuple[str, str, str, str]:
+    return (probe, difference.where, _shown(difference.upstream), _shown(difference.stub))
 
 
 def _pairing_key(theirs: list[Any], ours: list[Any]) -> str | None:
