@@ -64,8 +64,8 @@ Examples:
     epilog=EXAMPLES
     + "\nEvery option also reads the environment variable shown (several --fixtures in "
     "SVC_STUB_FIXTURES: separated by ':'); the command line wins. The test-control plane "
-    "(/_test/...) is described in the README, 'Test-control plane', and served as OpenAPI at "
-    "GET /_test/openapi.json.",
+    "(/_test/...) is described in the docs (docs/reference/control-plane.md) and served as "
+    "OpenAPI at GET /_test/openapi.json.",
 )
 @_option(
     "--host",

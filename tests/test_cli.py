@@ -191,7 +191,7 @@ class TestConfigurationErrors:
             (
                 "",
                 "empty: a fixture document holds at least one of flags, vendor, management, "
-                "keys (see the README, 'Fixture files')",
+                "keys (see docs/guides/fixtures.md)",
             ),
         ],
         ids=["duplicate-flag", "duplicate-organisation", "empty"],
@@ -243,9 +243,9 @@ class TestEnvironment:
                 assert f"SVC_STUB_{option[2:].upper().replace('-', '_')}" in flat, option
         assert (
             flat.endswith(
-                "The test-control plane (/_test/...) is described in the README, 'Test-control "
-                "plane', and served as OpenAPI at GET /_test/openapi.json. -h, --help Show this "
-                "message and exit."
+                "The test-control plane (/_test/...) is described in the docs "
+                "(docs/reference/control-plane.md) and served as OpenAPI at GET "
+                "/_test/openapi.json. -h, --help Show this message and exit."
             )
             or "served as OpenAPI at GET /_test/openapi.json." in flat.split("Options:")[-1]
         )

@@ -32,7 +32,7 @@ from stub.testing.process import StubProcess, StubStartError
 
 @click.command(
     context_settings={"help_option_names": ["-h", "--help"]},
-    epilog="The adapter protocol and the cases: README, 'Checking a client library'.",
+    epilog="The adapter protocol and the cases: docs/guides/client-libraries.md.",
 )
 @click.option(
     "--adapter", "adapter_url", metavar="URL", help="The adapter (required, but for --list)."

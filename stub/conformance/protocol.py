@@ -15,7 +15,7 @@ included, is data in a 200 answer. A non-2xx answer means the adapter itself fai
                             when the library raised instead of returning
     DELETE /clients/{id}
 
-The README's "Checking a client library" section is the full description.
+docs/guides/client-libraries.md is the full description.
 """
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ class Adapter:
 
 _STUB_NOT_ADAPTER = (
     ": that is a svc-stub, not an adapter; --adapter takes the URL of your library's adapter "
-    "(README, 'Checking a client library'), --stub the URL of a stub"
+    "(docs/guides/client-libraries.md), --stub the URL of a stub"
 )
 
 

@@ -1,6 +1,7 @@
-"""README examples run as written: a shell block is run step by step against a spawned stub,
-and each step's output must match the JSON shown under it (`"..."` stands for any value,
-`"proj_..."` for any string with that start)."""
+"""The documentation's examples run as written (the README and every page of docs/): a shell
+block is run step by step against a spawned stub, and each step's output must match the JSON
+shown under it (`"..."` stands for any value, `"proj_..."` for any string with that start);
+and the site builds with `mkdocs build --strict`."""
 
 from __future__ import annotations
 
@@ -14,13 +15,24 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
 from conftest import SpawnedStub, free_port, spawn_stub
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+PAGES = sorted((ROOT / "docs").rglob("*.md"))
+PAGE_BREAK = "\n## (the next page)\n"
+"""Between pages: a section never runs on into the next page."""
+
+
+def docs_text() -> str:
+    """The README and every page, as one text in which each `## ` section is found by name."""
+    return PAGE_BREAK.join(path.read_text(encoding="utf-8") for path in [README, *PAGES])
+
+
 SEPARATOR = "@@svc-stub-step@@"
 READY = "svc-stub listening on "
 
@@ -33,8 +45,8 @@ class Step:
 
 
 def shell_blocks(heading: str) -> list[str]:
-    """The ```sh blocks of one README section (from `heading` to the next `## ` heading)."""
-    text = README.read_text(encoding="utf-8")
+    """The ```sh blocks of one section (from `heading` to the next `## ` heading)."""
+    text = docs_text()
     start = text.index(f"\n{heading}\n")
     end = text.find("\n## ", start + len(heading) + 2)
     section = text[start : end if end != -1 else len(text)]
@@ -141,7 +153,7 @@ class TestManagementPlaneSection:
     def test_the_seeding_example_is_a_valid_fixture_file(self) -> None:
         from stub.fixtures import parse_fixture_document, parse_yaml
 
-        text = README.read_text(encoding="utf-8")
+        text = docs_text()
         section = text[text.index("\n### Seeding\n") :]
         (example,) = re.findall(r"```yaml\n(.*?)```", section[: section.index("\n### ", 5)], re.S)
         fixtures = parse_fixture_document(parse_yaml(example, "README"), "README")
@@ -163,18 +175,18 @@ class TestNamespacesSection:
 
 class TestTheTwoCommands:
     def test_run_and_test_use_environments_of_their_own_and_ci_runs_the_test_one(self) -> None:
-        text = README.read_text(encoding="utf-8")
+        text = README.read_text(encoding="utf-8")  # the README itself opens with them
         run_command, test_command, *_ = re.findall(r"```sh\n(.*?)```", text, flags=re.DOTALL)
         run_venv = run_command.split()[3]
         test_venv = test_command.split()[3]
         assert (run_venv, test_venv) == (".venv", ".venv-test")
-        ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
+        ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
         assert test_command.strip() in ci.splitlines()
 
     def test_every_later_example_runs_in_the_activated_environment(self) -> None:
         """Stated once after the two commands; no example reaches into .venv/bin itself."""
-        text = README.read_text(encoding="utf-8")
-        assert "`. .venv/bin/activate`" in text
+        text = docs_text()
+        assert "`. .venv/bin/activate`" in README.read_text(encoding="utf-8")
         later = re.findall(r"```(?:sh|bash)\n(.*?)```", text, flags=re.DOTALL)[2:]
         assert not [block for block in later if ".venv/bin/" in block]
 
@@ -237,7 +249,7 @@ def _with_separators(block: str) -> str:
 class TestWithThePythonClientSection:
     def test_the_example_reads_what_it_shows(self) -> None:
         """Run against a stub of its own: only the address differs from the README."""
-        section = README.read_text(encoding="utf-8")
+        section = docs_text()
         section = section[section.index("\n## With the Python client\n") :]
         (example,) = re.findall(r"```python\n(.*?)```", section[: section.index("\n## ", 5)], re.S)
         shown = [line[2:] for line in example.splitlines() if line.startswith("# ")]
@@ -274,10 +286,10 @@ class TestInPytestSection:
     def test_the_install_line_brings_pytest_with_the_plugin(self) -> None:
         import tomllib
 
-        section = README.read_text(encoding="utf-8")
+        section = docs_text()
         section = section[section.index("\n## In pytest: one fixture\n") :]
         assert 'pip install "/path/to/svc-stub[pytest]" fireweave==0.1.0' in section
-        project = tomllib.loads((README.parent / "pyproject.toml").read_text(encoding="utf-8"))
+        project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
         extra = project["project"]["optional-dependencies"]["pytest"]
         assert [requirement.split(">")[0] for requirement in extra] == ["pytest"]
 
@@ -286,7 +298,7 @@ class TestInPytestSection:
     ) -> None:
         """Pasted as the README says, into a directory of its own, and run with pytest: the
         plugin comes from the installed package, nothing else is needed."""
-        section = README.read_text(encoding="utf-8")
+        section = docs_text()
         section = section[section.index("\n## In pytest: one fixture\n") :]
         (example,) = re.findall(r"```python\n(.*?)```", section[: section.index("\n## ", 5)], re.S)
         done = pytest_in_a_new_project(tmp_path, "test_checkout.py", example)
@@ -298,7 +310,7 @@ class TestTheJournalExample:
     def test_the_retry_example_is_a_complete_file_that_passes_in_a_new_project(
         self, tmp_path: Path
     ) -> None:
-        text = README.read_text(encoding="utf-8")
+        text = docs_text()
         section = text[text.index("**The journal: when and how each request came.**") :]
         example = re.findall(r"```python\n(.*?)```", section, re.S)[0]
         assert "def test_fireweave_0_1_0_retries_register_at_once" in example
@@ -327,7 +339,7 @@ class TestCheckingAClientLibrarySection:
             text=True,
             timeout=120,
             check=False,
-            cwd=README.parent,
+            cwd=ROOT,
         )
         assert done.returncode == 0, done.stdout + done.stderr
         shown = [line[2:] for line in block.splitlines() if line.startswith("# ")]
@@ -337,10 +349,10 @@ class TestCheckingAClientLibrarySection:
 
     def test_the_minimal_adapter_runs_and_passes_the_read_cases(self) -> None:
         """Saved where the README says and run as it says (on a free port), then checked."""
-        section = README.read_text(encoding="utf-8")
+        section = docs_text()
         section = section[section.index("\n## Checking a client library\n") :]
         (example,) = re.findall(r"```python\n(.*?)```", section[: section.index("\n## ", 5)], re.S)
-        adapter = README.parent / "adapters" / "reads_only.py"
+        adapter = ROOT / "adapters" / "reads_only.py"
         adapter.write_text(example, encoding="utf-8")
         process = subprocess.Popen(
             [sys.executable, str(adapter), "--port", "0"], stdout=subprocess.PIPE, text=True
@@ -363,13 +375,13 @@ class TestCheckingAClientLibrarySection:
 
     def test_against_every_case_it_ends_as_the_readme_says(self) -> None:
         """The README's run of the minimal adapter, as written but on free ports."""
-        section = README.read_text(encoding="utf-8")
+        section = docs_text()
         section = section[section.index("\n## Checking a client library\n") :]
         section = section[: section.index("\n## ", 5)]
         (example,) = re.findall(r"```python\n(.*?)```", section, re.S)
         block = next(b for b in re.findall(r"```sh\n(.*?)```", section, re.S) if "3903" in b)
         shown = [line[2:] for line in block.splitlines() if line.startswith("# ")]
-        adapter = README.parent / "adapters" / "reads_only.py"
+        adapter = ROOT / "adapters" / "reads_only.py"
         adapter.write_text(example, encoding="utf-8")
         port = str(free_port())
         script = "\n".join(
@@ -380,7 +392,7 @@ class TestCheckingAClientLibrarySection:
         try:
             done = subprocess.run(
                 ["bash", "-c", script],
-                cwd=README.parent,
+                cwd=ROOT,
                 env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"},
                 capture_output=True,
                 text=True,
@@ -451,7 +463,7 @@ class TestTheRealServiceSection:
         assert "svc_org_acme_admin" not in done.stdout + (tmp_path / "staging.yaml").read_text()
 
     def test_the_verify_output_shown_is_in_verifys_format(self) -> None:
-        text = README.read_text(encoding="utf-8")
+        text = docs_text()
         section = text[text.index(REFERENCE) :]
         shown = re.search(r"```\n(SAME .*?)```", section, flags=re.DOTALL)
         assert shown is not None
@@ -463,7 +475,7 @@ class TestTheRealServiceSection:
     def test_the_nightly_job_uses_options_and_variables_verify_reads(self) -> None:
         import yaml
 
-        text = README.read_text(encoding="utf-8")
+        text = docs_text()
         section = text[text.index(REFERENCE) :]
         block = re.search(r"```yaml\n(.*?)```", section, flags=re.DOTALL)
         assert block is not None
@@ -496,3 +508,250 @@ class TestProxySection:
         for step, output in checked:
             assert matches(output, step.expected), f"{step.script}\nprinted {output}"
         assert [r["status"] for r in forwarded] == [200]  # the 503 was never forwarded
+
+
+# ------------------------------------------------------------------------------------------
+# Every code block of the documentation: run by the test named for it, or checked as far as it
+# goes. A new block without an entry here fails the suite.
+# ------------------------------------------------------------------------------------------
+
+
+class Block(NamedTuple):
+    page: str
+    language: str
+    first_line: str
+    text: str
+
+
+def blocks() -> list[Block]:
+    found = []
+    for path in [README, *PAGES]:
+        page = str(path.relative_to(ROOT))
+        for language, text in re.findall(
+            r"^```([a-z]*)\n(.*?)^```", path.read_text(encoding="utf-8"), flags=re.M | re.S
+        ):
+            found.append(Block(page, language or "text", _first_words(text), text))
+    return found
+
+
+def _first_words(text: str) -> str:
+    """A block's first line up to its comment or its first run of spaces: what names it."""
+    first = text.splitlines()[0].strip()
+    return re.split(r"\s{2,}", first)[0]
+
+
+RUN_BY: dict[tuple[str, str], str] = {
+    ("README.md", "python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/svc-stub"):
+        "TestTheTwoCommands (and CI, which installs from a clean clone)",
+    ("README.md", 'python3 -m venv .venv-test && .venv-test/bin/pip install -e ".[test]" && '
+     ".venv-test/bin/pytest"): "TestTheTwoCommands (.ci/run runs it)",
+    ("README.md", "S=http://127.0.0.1:3901"): "TestTheReadmesThirtySeconds",
+    ("docs/about/architecture.md", "pyproject.toml"): "TestPartialBlocks.test_the_tree",
+    ("docs/about/development.md", ".venv-test/bin/pytest"): "TestPartialBlocks (.ci/run)",
+    ("docs/getting-started.md", "svc-stub --port 3902 &"): "TestTheTour",
+    ("docs/getting-started.md", "from fireweave import EvaluationContext, FireweaveClient, "
+     "FireweaveRemoteAdapter, FireweaveRuntime"): "TestWithThePythonClientSection",
+    ("docs/guides/ci.md", "svc-stub --port 3901 &"): "TestTheCiGuide",
+    ("docs/guides/ci.md", "# .github/workflows/tests.yml"): "TestPartialBlocks.test_workflows",
+    ("docs/guides/client-libraries.md", "pip install fireweave==0.1.0"):
+        "TestCheckingAClientLibrarySection",
+    ("docs/guides/client-libraries.md", "from fireweave import ("):
+        "TestCheckingAClientLibrarySection",
+    ("docs/guides/client-libraries.md", "python adapters/reads_only.py --port 3903 &"):
+        "TestCheckingAClientLibrarySection",
+    ("docs/guides/client-libraries.md", "- run: python adapters/my_client.py --port 3902 &"):
+        "TestPartialBlocks.test_workflows",
+    ("docs/guides/client-libraries.md", "npm install --prefix adapters"):
+        "tests/test_conformance_node.py",
+    ("docs/guides/faults.md", "# Fail the first two evaluations, then succeed"):
+        "TestTheFaultRecipes",
+    ("docs/guides/fixtures.md", "flags:"): "TestTheFixtureExamples",
+    ("docs/guides/keys.md", "# An organisation key in a runtime adapter: served, and flagged"):
+        "TestKeysAndPlanesSection",
+    ("docs/guides/keys.md", "keys:"): "TestTheFixtureExamples",
+    ("docs/guides/management.md", "S=http://127.0.0.1:3901"): "TestManagementPlaneSection",
+    ("docs/guides/management.md", "management:"): "TestManagementPlaneSection",
+    ("docs/guides/management.md", '@pytest.mark.svc_stub(fixtures="fixtures/acme.yaml")'):
+        "TestPartialBlocks.test_the_marker_snippet",
+    ("docs/guides/management.md", "# The provider's retry-free error path: the next project "
+     "create fails with a 503"): "TestManagementPlaneSection",
+    ("docs/guides/pytest.md", "from fireweave import EvaluationContext, FireweaveClient, "
+     "FireweaveRemoteAdapter, FireweaveRuntime"): "TestInPytestSection",
+    ("docs/guides/pytest.md", "S=http://127.0.0.1:3901"): "TestNamespacesSection",
+    ("docs/guides/real-service.md", "U=https://staging.example.com"): "TestTheRealServiceSection",
+    ("docs/guides/real-service.md", "SAME"): "TestTheRealServiceSection",
+    ("docs/guides/real-service.md", "# .github/workflows/stub-drift.yml"):
+        "TestTheRealServiceSection",
+    ("docs/guides/real-service.md", "S=http://127.0.0.1:3902"): "TestProxySection",
+    ("docs/reference/cli.md", "svc-stub [--host 127.0.0.1] [--port 3901] [--fixtures PATH ...] "
+     "[--watch] [--api-key KEY ...]"): "TestPartialBlocks.test_the_synopsis",
+    ("docs/reference/control-plane.md", "import pytest"): "TestTheJournalExample",
+}  # fmt: skip
+"""Each block, by page and first line, and the test that runs it (or checks it as far as a
+block that is partial can be: a CI workflow, a tree, a snippet)."""
+
+
+class TestEveryBlockIsRun:
+    def test_every_block_has_a_test_and_every_entry_a_block(self) -> None:
+        found = {(block.page, block.first_line) for block in blocks()}
+        missing = found - RUN_BY.keys()
+        assert not missing, f"blocks no test runs (add one, and an entry in RUN_BY): {missing}"
+        assert not RUN_BY.keys() - found, "RUN_BY names blocks the docs no longer have"
+
+    def test_every_test_named_exists(self) -> None:
+        here = (ROOT / "tests" / "test_docs.py").read_text(encoding="utf-8")
+        for runner in RUN_BY.values():
+            name = runner.split()[0]
+            if name.startswith("tests/"):
+                assert (ROOT / name).is_file(), name
+            else:
+                cls, _, method = name.partition(".")
+                assert f"class {cls}:" in here, cls
+                assert not method or f"def {method}" in here, name
+
+
+class TestTheReadmesThirtySeconds:
+    def test_it_prints_what_it_shows(self, fresh_stub: SpawnedStub) -> None:
+        fresh_stub.post("/_test/reset")
+        (block,) = [b.text for b in blocks() if b.first_line == "S=http://127.0.0.1:3901"][:1]
+        results = run(block, fresh_stub.url)
+        checked = [(step, out) for step, out in results if step.expected is not None]
+        assert len(checked) == 2
+        for step, output in checked:
+            assert matches(output, step.expected), f"{step.script}\nprinted {output}"
+        assert results[-1][1].startswith('{"requests":[{"seq":')
+
+
+class TestTheCiGuide:
+    def test_the_job_script_runs_as_written_on_a_free_port(self) -> None:
+        (block,) = [
+            b.text for b in blocks() if b.page == "docs/guides/ci.md" and b.language == "sh"
+        ]
+        port = str(free_port())
+        done = subprocess.run(
+            ["bash", "-c", _with_separators(block.replace("3901", port))],
+            env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        said = "\n".join(x for x in done.stdout.splitlines() if not x.startswith(READY))
+        outputs = [_parsed(out) for out in said.split(SEPARATOR)]
+        checked = [
+            (step, out)
+            for step, out in zip(steps(block), outputs, strict=False)
+            if step.expected is not None
+        ]
+        assert len(checked) == 3
+        for step, output in checked:
+            assert matches(output, step.expected), f"{step.script}\nprinted {output}"
+        assert '{"decisions":[{"flagKey":"dark-mode"' in said  # untouched by the suite's fault
+
+
+class TestTheFaultRecipes:
+    def test_each_recipe_arms_what_it_says(self, fresh_stub: SpawnedStub) -> None:
+        fresh_stub.post("/_test/reset")
+        (block,) = shell_blocks("### Recipes")
+        run(block, fresh_stub.url)
+        armed = fresh_stub.get("/_test/fault")["armed"]
+        assert [fault.get("mode") for fault in armed] == ["500", None, "500", "delay"]
+        assert armed[0]["ttlRequests"] == 2
+        assert [step["mode"] for step in armed[1]["sequence"]] == ["429", "reset", "status", "none"]
+        assert (armed[2]["probability"], armed[2]["seed"]) == (0.3, 42)
+        last = fresh_stub.get("/_test/requests")["requests"][-1]
+        assert (last["status"], last["fault"]["mode"]) == (503, "status")
+        fresh_stub.post("/_test/reset")
+
+
+class TestTheFixtureExamples:
+    @pytest.mark.parametrize(
+        ("page", "first_line"),
+        [("docs/guides/fixtures.md", "flags:"), ("docs/guides/keys.md", "keys:")],
+    )
+    def test_the_example_loads_as_a_fixture_file(self, page: str, first_line: str) -> None:
+        from stub.fixtures import parse_fixture_document, parse_yaml
+
+        (block,) = [b.text for b in blocks() if (b.page, b.first_line) == (page, first_line)]
+        document = parse_yaml(block.replace("{...}", "{}"), page)
+        parse_fixture_document(document, page)
+
+
+class TestPartialBlocks:
+    """Blocks that cannot run here whole, checked as far as they go."""
+
+    def test_the_tree(self) -> None:
+        (block,) = [b.text for b in blocks() if b.page == "docs/about/architecture.md"]
+        named = [line.split()[0] for line in block.splitlines() if line and not line[0].isspace()]
+        for name in named:
+            assert (ROOT / name.rstrip("/")).exists(), name
+
+    def test_workflows(self) -> None:
+        """CI files: valid YAML, and every svc-stub option they pass exists."""
+        import yaml
+
+        workflows = [b.text for b in blocks() if b.language == "yaml" and "run:" in b.text]
+        assert len(workflows) >= 3
+        helped = {
+            name: subprocess.run(
+                [sys.executable, "-m", "stub", *name.split()[1:], "--help"],
+                capture_output=True, text=True, timeout=30, check=True,
+            ).stdout
+            for name in ("svc-stub", "svc-stub conformance", "svc-stub verify")
+        }  # fmt: skip
+        for text in workflows:
+            yaml.safe_load(text)
+            for command in re.findall(r"svc-stub(?: (conformance|verify))?([^\n]*)", text):
+                words = " ".join(command[1].split())
+                for option in re.findall(r"(--[a-z-]+)", words):
+                    helper = "svc-stub" + (f" {command[0]}" if command[0] else "")
+                    assert option in helped[helper], (helper, option)
+
+    def test_the_synopsis(self) -> None:
+        (block,) = [b.text for b in blocks() if b.page == "docs/reference/cli.md"]
+        for line in block.splitlines():
+            words = line.split()
+            sub = (
+                words[1]
+                if len(words) > 1 and words[1] in ("record", "verify", "conformance")
+                else ""
+            )
+            if not words or words[0] not in ("svc-stub", "python") or line.startswith("python"):
+                continue
+            helped = subprocess.run(
+                [sys.executable, "-m", "stub", *([sub] if sub else []), "--help"],
+                capture_output=True, text=True, timeout=30, check=True,
+            ).stdout  # fmt: skip
+            for option in re.findall(r"(--[a-z-]+)", line):
+                assert option in helped, (sub, option)
+
+    def test_the_marker_snippet(self) -> None:
+        """The seeding guide's marker: the fixture it names is the seeding example."""
+        (snippet,) = [b.text for b in blocks() if b.first_line.startswith("@pytest.mark.svc_stub")]
+        compile(
+            snippet + "    pass\n" if snippet.rstrip().endswith(":") else snippet, "doc", "exec"
+        )
+
+
+class TestTheSite:
+    def test_it_builds_strictly(self, tmp_path: Path) -> None:
+        done = subprocess.run(
+            [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
+            cwd=ROOT,
+            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+            capture_output=True,
+            text=True,
+            timeout=240,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        cli = (tmp_path / "site" / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
+        assert "--max-namespaces" in cli
+        assert "--write-accepted" in cli
+        client = (tmp_path / "site" / "reference" / "client" / "index.html").read_text()
+        assert "wait_for_svc_events" in client  # from the client's docstrings
+        api = (tmp_path / "site" / "reference" / "control-plane" / "index.html").read_text()
+        assert "/_test/namespaces" in api  # from stub/openapi.json
+        environment = (tmp_path / "site" / "reference" / "environment" / "index.html").read_text()
+        assert "SVC_STUB_RUNTIME_KEY" in environment
