@@ -330,7 +330,7 @@ def parse_fixture_document(document: object, source: str) -> FixtureSet:
         raise FixtureError(
             where.says(
                 f"{'empty' if document is None else 'no section'}: a fixture document holds at "
-                f"least one of {', '.join(_TOP_LEVEL_KEYS)} (see docs/guides/fixtures.md)"
+                f"least one of {', '.join(_TOP_LEVEL_KEYS)} (see docs/reference/fixtures.md)"
             )
         )
     top = mapping(document, where, _TOP_LEVEL_KEYS)

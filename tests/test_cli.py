@@ -191,7 +191,7 @@ class TestConfigurationErrors:
             (
                 "",
                 "empty: a fixture document holds at least one of flags, vendor, management, "
-                "keys (see docs/guides/fixtures.md)",
+                "keys (see docs/reference/fixtures.md)",
             ),
         ],
         ids=["duplicate-flag", "duplicate-organisation", "empty"],

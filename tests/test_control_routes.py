@@ -269,7 +269,7 @@ class TestFixtureReplacement:
             (
                 {},
                 "body: no section: a fixture document holds at least one of flags, vendor, "
-                "management, keys (see docs/guides/fixtures.md)",
+                "management, keys (see docs/reference/fixtures.md)",
             ),
         ],
     )

@@ -565,7 +565,7 @@ RUN_BY: dict[tuple[str, str], str] = {
         "tests/test_conformance_node.py",
     ("docs/guides/faults.md", "# Fail the first two evaluations, then succeed"):
         "TestTheFaultRecipes",
-    ("docs/guides/fixtures.md", "flags:"): "TestTheFixtureExamples",
+    ("docs/reference/fixtures.md", "flags:"): "TestTheFixtureExamples",
     ("docs/guides/keys.md", "# An organisation key in a runtime adapter: served, and flagged"):
         "TestKeysAndPlanesSection",
     ("docs/guides/keys.md", "keys:"): "TestTheFixtureExamples",
@@ -668,7 +668,7 @@ class TestTheFaultRecipes:
 class TestTheFixtureExamples:
     @pytest.mark.parametrize(
         ("page", "first_line"),
-        [("docs/guides/fixtures.md", "flags:"), ("docs/guides/keys.md", "keys:")],
+        [("docs/reference/fixtures.md", "flags:"), ("docs/guides/keys.md", "keys:")],
     )
     def test_the_example_loads_as_a_fixture_file(self, page: str, first_line: str) -> None:
         from stub.fixtures import parse_fixture_document, parse_yaml

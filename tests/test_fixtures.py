@@ -835,7 +835,7 @@ class TestEmptyDocument:
             parse(text)
         assert str(raised.value) == (
             f"x.yaml: {what}: a fixture document holds at least one of flags, vendor, "
-            "management, keys (see docs/guides/fixtures.md)"
+            "management, keys (see docs/reference/fixtures.md)"
         )
 
     def test_a_section_with_nothing_in_it_is_an_empty_fixture_set(self) -> None:

@@ -195,7 +195,7 @@ MAX_WAIT_S = 60.0
 
 
 class ArmOptions(TypedDict, total=False):
-    """Everything `arm` takes besides the mode; see docs/guides/faults.md."""
+    """Everything `arm` takes besides the mode; see docs/reference/faults.md."""
 
     apply_to: str | Sequence[str]
     ttl_requests: int
