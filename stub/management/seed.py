@@ -64,7 +64,7 @@ _ENVIRONMENT_FIELDS = (
     "createdAt",
     "updatedAt",
 )
-_CONTROL_POINT_FIELDS = (
+CONTROL_POINT_FIELDS = (
     "controlPointId",
     "key",
     "repoResourceIdentifier",
@@ -76,7 +76,7 @@ _CONTROL_POINT_FIELDS = (
     "firstSeenSha",
     "lastSeenSha",
 )
-_EDGE_FIELDS = (
+EDGE_FIELDS = (
     "edgeId",
     "fromControlPointId",
     "toControlPointId",
@@ -337,7 +337,7 @@ def _environment(raw: object, where: Where, project_id: str) -> SeededEnvironmen
 
 
 def _control_point(raw: object, where: Where, project_id: str) -> ControlPoint:
-    body = _fields(raw, where, _CONTROL_POINT_FIELDS)
+    body = _fields(raw, where, CONTROL_POINT_FIELDS)
     kinds: tuple[str, ...] = get_args(ControlPointKind)
     key = _required_text(body, where, "key")
     return ControlPoint(
@@ -364,7 +364,7 @@ def _control_point(raw: object, where: Where, project_id: str) -> ControlPoint:
 
 
 def _edge(raw: object, where: Where, project_id: str) -> Edge:
-    body = _fields(raw, where, _EDGE_FIELDS)
+    body = _fields(raw, where, EDGE_FIELDS)
     ends = {
         name: _required_text(body, where, name)
         for name in ("fromControlPointId", "toControlPointId")

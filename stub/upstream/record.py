@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 import aiohttp
 import orjson
 
+from stub.management.seed import CONTROL_POINT_FIELDS, EDGE_FIELDS
 from stub.upstream.client import Answer, Upstream, UpstreamError, call
 
 RECORDING_CONTEXT = "svc-stub-recorder"
@@ -35,28 +36,6 @@ _ENVIRONMENT_FIELDS = (
     "lastSeenAt",
     "lastDeployedSha",
     "readiness",
-)
-_CONTROL_POINT_FIELDS = (
-    "controlPointId",
-    "key",
-    "repoResourceIdentifier",
-    "kind",
-    "defaultValue",
-    "surfaceId",
-    "description",
-    "status",
-    "firstSeenSha",
-    "lastSeenSha",
-)
-_EDGE_FIELDS = (
-    "edgeId",
-    "fromControlPointId",
-    "toControlPointId",
-    "edgeKind",
-    "source",
-    "confidence",
-    "evidence",
-    "detectedAtSha",
 )
 
 
@@ -222,12 +201,12 @@ async def _project(
     ]
     points = await _read(client, upstream, "GET", base + "/control-points", key)
     project["controlPoints"] = [
-        _kept(point, _CONTROL_POINT_FIELDS)
+        _kept(point, CONTROL_POINT_FIELDS)
         for point in _rows(_data(points).get("controlPoints"), f"GET {base}/control-points")
     ]
     graph = await _read(client, upstream, "GET", base + "/control-points/graph", key)
     project["edges"] = [
-        _kept(edge, _EDGE_FIELDS)
+        _kept(edge, EDGE_FIELDS)
         for edge in _rows(_data(graph).get("edges"), f"GET {base}/control-points/graph")
     ]
     return project
