@@ -90,8 +90,10 @@ class TestTheGuideExample:
     def test_the_node_block_runs_as_written_and_passes(self, tmp_path: Path) -> None:
         """In a directory holding a copy of adapters/, on a free port, with this interpreter
         for `svc-stub`, and the adapter stopped by its PID afterwards."""
-        readme = (ROOT / "docs" / "guides" / "client-libraries.md").read_text(encoding="utf-8")
-        section = readme[readme.index("\n## Checking a client library\n") :]
+        readme = "\n" + (ROOT / "docs" / "guides" / "client-libraries.md").read_text(
+            encoding="utf-8"
+        )
+        section = readme[readme.index("\n# Checking a client library\n") :]
         (block,) = [b for b in re.findall(r"```sh\n(.*?)```", section, re.S) if "node " in b]
         install, start, check = [line.split("  #")[0] for line in block.strip().splitlines()]
         (tmp_path / "adapters").mkdir()

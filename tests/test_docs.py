@@ -135,7 +135,7 @@ def fresh_stub() -> Iterator[SpawnedStub]:
 
 class TestManagementPlaneSection:
     def test_the_curl_tour_prints_what_the_readme_shows(self, fresh_stub: SpawnedStub) -> None:
-        tour, *_ = shell_blocks("## Management plane")
+        tour, *_ = shell_blocks("# The management plane, for infrastructure tools")
         results = run(tour, fresh_stub.url)
         checked = [(step, out) for step, out in results if step.expected is not None]
         assert len(checked) >= 10, "the tour shows what most steps print"
@@ -143,7 +143,7 @@ class TestManagementPlaneSection:
             assert matches(output, step.expected), f"{step.script}\nprinted {output}"
 
     def test_the_fault_recipe_arms_what_it_says(self, fresh_stub: SpawnedStub) -> None:
-        *_, recipe = shell_blocks("## Management plane")
+        *_, recipe = shell_blocks("# The management plane, for infrastructure tools")
         fresh_stub.post("/_test/reset")
         run(recipe, fresh_stub.url)
         (armed,) = fresh_stub.get("/_test/fault")["armed"]
@@ -323,7 +323,7 @@ class TestCheckingAClientLibrarySection:
     def test_the_example_runs_the_kit_and_ends_as_shown(self, tmp_path: Path) -> None:
         """Run as written, but on a free port, with this interpreter, and the adapter stopped
         by its PID afterwards."""
-        block = shell_blocks("## Checking a client library")[0]  # the Node one: its own test
+        block = shell_blocks("# Checking a client library")[0]  # the Node one: its own test
         commands = [line for line in block.splitlines() if line and not line.startswith("#")]
         install, start, check = commands
         assert install.startswith("pip install fireweave==0.1.0")  # the suite has it already
@@ -350,7 +350,7 @@ class TestCheckingAClientLibrarySection:
     def test_the_minimal_adapter_runs_and_passes_the_read_cases(self) -> None:
         """Saved where the README says and run as it says (on a free port), then checked."""
         section = docs_text()
-        section = section[section.index("\n## Checking a client library\n") :]
+        section = section[section.index("\n# Checking a client library\n") :]
         (example,) = re.findall(r"```python\n(.*?)```", section[: section.index("\n## ", 5)], re.S)
         adapter = ROOT / "adapters" / "reads_only.py"
         adapter.write_text(example, encoding="utf-8")
@@ -376,7 +376,7 @@ class TestCheckingAClientLibrarySection:
     def test_against_every_case_it_ends_as_the_readme_says(self) -> None:
         """The README's run of the minimal adapter, as written but on free ports."""
         section = docs_text()
-        section = section[section.index("\n## Checking a client library\n") :]
+        section = section[section.index("\n# Checking a client library\n") :]
         section = section[: section.index("\n## ", 5)]
         (example,) = re.findall(r"```python\n(.*?)```", section, re.S)
         block = next(b for b in re.findall(r"```sh\n(.*?)```", section, re.S) if "3903" in b)
@@ -410,7 +410,7 @@ class TestCheckingAClientLibrarySection:
 
 class TestKeysAndPlanesSection:
     def test_the_warning_example_prints_the_header_shown(self, fresh_stub: SpawnedStub) -> None:
-        (block,) = shell_blocks("## Keys and planes")
+        (block,) = shell_blocks("# Keys and rate limits")
         shown = [line[2:] for line in block.splitlines() if line.startswith("# X-Svc")]
         done = subprocess.run(
             ["bash", "-c", "set -euo pipefail\n" + _without_address(block)],
@@ -432,7 +432,7 @@ class TestStepParsing:
         assert not matches(True, 1)
 
 
-REFERENCE = "## The real service as the reference"
+REFERENCE = "# The real service as the reference"
 MANAGEMENT_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "management.yaml"
 
 
