@@ -9,9 +9,11 @@ import ast
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -182,6 +184,40 @@ class TestTheTwoCommands:
         assert (run_venv, test_venv) == (".venv", ".venv-test")
         ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
         assert test_command.strip() in ci.splitlines()
+
+    def test_the_run_command_installs_a_stub_that_serves_from_anywhere(
+        self, tmp_path: Path
+    ) -> None:
+        """In a copy of the repository's files: the command as written, up to running the stub,
+        which then starts on a free port (3901 may be taken), from another directory."""
+        text = README.read_text(encoding="utf-8")
+        run_command = re.findall(r"```sh\n(.*?)```", text, flags=re.DOTALL)[0].strip()
+        install, _, start = run_command.rpartition(" && ")
+        assert start == ".venv/bin/svc-stub"
+        clone = tmp_path / "clone"
+        tracked = subprocess.run(
+            ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.split()
+        for name in tracked:
+            (clone / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, clone / name)
+        installed = subprocess.run(
+            ["bash", "-c", install.replace("python3", sys.executable, 1)],
+            cwd=clone, capture_output=True, text=True, timeout=240, check=False,
+        )  # fmt: skip
+        assert installed.returncode == 0, installed.stdout[-2000:] + installed.stderr[-2000:]
+        process = subprocess.Popen(
+            [str(clone / start), "--port", "0"], cwd=tmp_path, stdout=subprocess.PIPE, text=True
+        )
+        try:
+            assert process.stdout is not None
+            url = process.stdout.readline().removeprefix(READY).strip()
+            with urllib.request.urlopen(url + "/_test/fixtures", timeout=10) as answer:
+                assert "checkout-v2" in json.load(answer)["flags"]  # the shipped default set
+        finally:
+            process.terminate()
+            process.wait(10)
+            process.stdout and process.stdout.close()
 
     def test_every_later_example_runs_in_the_activated_environment(self) -> None:
         """Stated once after the two commands; no example reaches into .venv/bin itself."""
@@ -542,7 +578,7 @@ def _first_words(text: str) -> str:
 
 RUN_BY: dict[tuple[str, str], str] = {
     ("README.md", "python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/svc-stub"):
-        "TestTheTwoCommands (and CI, which installs from a clean clone)",
+        "TestTheTwoCommands.test_the_run_command_installs_a_stub_that_serves_from_anywhere",
     ("README.md", 'python3 -m venv .venv-test && .venv-test/bin/pip install -e ".[test]" && '
      ".venv-test/bin/pytest"): "TestTheTwoCommands (.ci/run runs it)",
     ("README.md", "S=http://127.0.0.1:3901"): "TestTheReadmesThirtySeconds",
