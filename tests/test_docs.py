@@ -234,25 +234,7 @@ class TestTheTour:
         every step and stops it: no readiness loop of the test's own."""
         (block,) = shell_blocks("## A tour with curl")
         port = str(free_port())
-        bin_dir = Path(sys.executable).parent
-        done = subprocess.run(
-            ["bash", "-c", _with_separators(block.replace("3902", port))],
-            env={"PATH": f"{bin_dir}:/usr/bin:/bin"},
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
-        said = "\n".join(  # the background stub's ready line lands wherever it lands
-            line for line in done.stdout.splitlines() if not line.startswith(READY)
-        )
-        outputs = [_parsed(out) for out in said.split(SEPARATOR)]
-        checked = [
-            (step, out)
-            for step, out in zip(steps(block), outputs, strict=False)
-            if step.expected is not None
-        ]
+        checked, _ = run_as_a_script(block.replace("3902", port))
         assert len(checked) >= 5
         for step, output in checked:
             assert matches(output, step.expected), f"{step.script}\nprinted {output}"
@@ -276,6 +258,26 @@ class TestTheTour:
         assert '{"ok":true}' in done.stdout  # it waited for the stub before going on
         with pytest.raises(ConnectionRefusedError):
             socket.create_connection(("127.0.0.1", int(port)), timeout=2).close()
+
+
+def run_as_a_script(block: str) -> tuple[list[tuple[Step, Any]], str]:
+    """The whole block as one bash script, as a user pastes it (`svc-stub` is this
+    interpreter's); each step that shows JSON with what it printed, and all it printed."""
+    done = subprocess.run(
+        ["bash", "-c", _with_separators(block)],
+        env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    said = "\n".join(  # a background stub's ready line lands wherever it lands
+        line for line in done.stdout.splitlines() if not line.startswith(READY)
+    )
+    outputs = [_parsed(out) for out in said.split(SEPARATOR)]
+    shown = zip(steps(block), outputs, strict=False)
+    return [(step, out) for step, out in shown if step.expected is not None], said
 
 
 def _with_separators(block: str) -> str:
@@ -663,23 +665,7 @@ class TestTheCiGuide:
         (block,) = [
             b.text for b in blocks() if b.page == "docs/guides/ci.md" and b.language == "sh"
         ]
-        port = str(free_port())
-        done = subprocess.run(
-            ["bash", "-c", _with_separators(block.replace("3901", port))],
-            env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"},
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
-        said = "\n".join(x for x in done.stdout.splitlines() if not x.startswith(READY))
-        outputs = [_parsed(out) for out in said.split(SEPARATOR)]
-        checked = [
-            (step, out)
-            for step, out in zip(steps(block), outputs, strict=False)
-            if step.expected is not None
-        ]
+        checked, said = run_as_a_script(block.replace("3901", str(free_port())))
         assert len(checked) == 3
         for step, output in checked:
             assert matches(output, step.expected), f"{step.script}\nprinted {output}"

@@ -104,15 +104,7 @@ class TestFixtureDocumentBounds:
     def test_a_file_is_refused_at_start_in_one_line(self, tmp_path: Path) -> None:
         path = tmp_path / "bomb.yaml"
         path.write_text(ALIAS_BOMB, encoding="utf-8")
-        started = subprocess.run(
-            [sys.executable, "-m", "stub", "--port", "0", "--fixtures", str(path)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert started.returncode == 2
-        (line,) = started.stderr.strip().splitlines()
+        line = refused_at_start(path)
         assert line.startswith(f"svc-stub: error: {path}: its aliases expand it to about ")
 
     def test_a_watched_file_is_not_reloaded_and_the_reason_is_served(self, tmp_path: Path) -> None:
@@ -154,15 +146,7 @@ class TestFixtureDocumentBounds:
             assert stub.get("/health") == {"ok": True}
         path = tmp_path / "deep.yaml"
         path.write_text(deep, encoding="utf-8")
-        started = subprocess.run(
-            [sys.executable, "-m", "stub", "--port", "0", "--fixtures", str(path)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert started.returncode == 2
-        (line,) = started.stderr.strip().splitlines()
+        line = refused_at_start(path)
         assert "nests too deep" in line
 
     def test_a_stop_does_not_wait_for_documents_being_parsed(self) -> None:
@@ -192,6 +176,20 @@ class TestFixtureDocumentBounds:
                     reply += chunk
             assert reply.startswith(b"HTTP/1.1 200")
             assert len(stub.get("/_test/fixtures")["flags"]) == 20_000
+
+
+def refused_at_start(path: Path) -> str:
+    """`svc-stub --fixtures PATH`, which must exit 2 with one line: that line."""
+    started = subprocess.run(
+        [sys.executable, "-m", "stub", "--port", "0", "--fixtures", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert started.returncode == 2
+    (line,) = started.stderr.strip().splitlines()
+    return line
 
 
 def open_upload(url: str, path: str, document: bytes) -> socket.socket:
