@@ -246,31 +246,30 @@ class TestTheTour:
         port = str(free_port())
         first_steps = block.replace("3902", port).split("# Evaluate one flag")[0]
         script = "set -e\n" + first_steps + "false\n"  # a step that fails, under set -e
-        done = subprocess.run(
-            ["bash", "-c", script],
-            env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"},
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        done = bash(script)
         assert done.returncode == 1
         assert '{"ok":true}' in done.stdout  # it waited for the stub before going on
         with pytest.raises(ConnectionRefusedError):
             socket.create_connection(("127.0.0.1", int(port)), timeout=2).close()
 
 
-def run_as_a_script(block: str) -> tuple[list[tuple[Step, Any]], str]:
-    """The whole block as one bash script, as a user pastes it (`svc-stub` is this
-    interpreter's); each step that shows JSON with what it printed, and all it printed."""
-    done = subprocess.run(
-        ["bash", "-c", _with_separators(block)],
+def bash(script: str, cwd: Path = ROOT, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """A script as a user runs it, with this interpreter's `svc-stub`, `pip` and `python`."""
+    return subprocess.run(
+        ["bash", "-c", script],
+        cwd=cwd,
         env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"},
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=timeout,
         check=False,
     )
+
+
+def run_as_a_script(block: str) -> tuple[list[tuple[Step, Any]], str]:
+    """The whole block as one bash script, as a user pastes it; each step that shows JSON
+    with what it printed, and all it printed."""
+    done = bash(_with_separators(block))
     assert done.returncode == 0, done.stderr
     said = "\n".join(  # a background stub's ready line lands wherever it lands
         line for line in done.stdout.splitlines() if not line.startswith(READY)
@@ -428,15 +427,7 @@ class TestCheckingAClientLibrarySection:
             if not line.startswith("#")
         )
         try:
-            done = subprocess.run(
-                ["bash", "-c", script],
-                cwd=ROOT,
-                env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"},
-                capture_output=True,
-                text=True,
-                timeout=120,
-                check=False,
-            )
+            done = bash(script, cwd=ROOT, timeout=120)
         finally:
             adapter.unlink()
         printed = [line for line in done.stdout.splitlines() if not line.startswith("adapter ")]
@@ -486,15 +477,7 @@ class TestTheRealServiceSection:
                 f"U={staging.url}" if line.startswith("U=") else line
                 for line in commands.splitlines()
             )
-            done = subprocess.run(
-                ["bash", "-c", script],
-                cwd=tmp_path,
-                env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"},
-                capture_output=True,
-                text=True,
-                timeout=120,
-                check=False,
-            )
+            done = bash(script, cwd=tmp_path, timeout=120)
         assert done.returncode == 0, done.stdout + done.stderr
         assert (tmp_path / "staging.yaml").is_file()
         assert re.search(r"^\d+ probes: \d+ same, 0 differ, 0 accepted", done.stdout, re.M)

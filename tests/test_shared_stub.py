@@ -79,6 +79,12 @@ async def json_of(client: Client, method: str, path: str, **kwargs: Any) -> tupl
         return answer.status, await answer.json()
 
 
+def held_in_flight(client: Client, namespace: str) -> asyncio.Future[tuple[int, Any]]:
+    """A capture in `namespace` that the stub holds for 300 ms (a delay fault)."""
+    path = f"/ns/{namespace}/v1/capture"
+    return asyncio.ensure_future(json_of(client, "POST", path, json=CAPTURE, headers=DELAYED))
+
+
 async def names(client: Client) -> list[str]:
     _, listed = await json_of(client, "GET", "/_test/namespaces")
     return [namespace["name"] for namespace in listed["namespaces"]]
@@ -253,9 +259,7 @@ class TestEvictionSparesNamespacesInUse:
         self, aiohttp_client: AiohttpClient
     ) -> None:
         client = await aiohttp_client(create_app(StubConfig(max_namespaces=2)))
-        capture = asyncio.ensure_future(
-            json_of(client, "POST", "/ns/busy/v1/capture", json=CAPTURE, headers=DELAYED)
-        )
+        capture = held_in_flight(client, "busy")
         await asyncio.sleep(0.05)
         for name in ("a", "b", "c"):
             async with client.post(f"/ns/{name}/v1/flags/evaluate", json=EVALUATE, headers=AUTH):
@@ -270,9 +274,7 @@ class TestEvictionSparesNamespacesInUse:
         self, aiohttp_client: AiohttpClient
     ) -> None:
         client = await aiohttp_client(create_app(StubConfig(max_namespaces=1)))
-        capture = asyncio.ensure_future(
-            json_of(client, "POST", "/ns/one/v1/capture", json=CAPTURE, headers=DELAYED)
-        )
+        capture = held_in_flight(client, "one")
         await asyncio.sleep(0.05)
         async with client.post("/ns/two/v1/flags/evaluate", json=EVALUATE, headers=AUTH):
             pass
@@ -291,9 +293,7 @@ class TestEvictionSparesNamespacesInUse:
         three = {"events": CAPTURE["events"] * 3}
         async with client.post("/ns/busy/v1/capture", json=three, headers=AUTH):
             pass  # four entries: over the bound of 3
-        capture = asyncio.ensure_future(
-            json_of(client, "POST", "/ns/busy/v1/capture", json=CAPTURE, headers=DELAYED)
-        )
+        capture = held_in_flight(client, "busy")
         await asyncio.sleep(0.05)
         async with client.post("/ns/other/v1/flags/evaluate", json=EVALUATE, headers=AUTH):
             pass

@@ -35,7 +35,7 @@ DEFAULT_KEY = "svc_org_default"
 _ORG_KEYS = ("keys", "sessions", "projects")
 _KEY_FIELDS = ("key", "scope", "userId")
 _SESSION_FIELDS = ("token", "userId")
-_PROJECT_FIELDS = (
+PROJECT_FIELDS = (
     "projectId",
     "name",
     "slug",
@@ -47,7 +47,7 @@ _PROJECT_FIELDS = (
     "controlPoints",
     "edges",
 )
-_ENVIRONMENT_FIELDS = (
+ENVIRONMENT_FIELDS = (
     "envId",
     "slug",
     "displayName",
@@ -269,7 +269,7 @@ def _session(raw: object, where: Where, org_id: str) -> Principal:
 
 
 def _project(raw: object, where: Where, org_id: str) -> SeededProject:
-    body = _fields(raw, where, _PROJECT_FIELDS)
+    body = _fields(raw, where, PROJECT_FIELDS)
     slug = _field(where, "slug", lambda: fields.project_slug(fields.required(body, "slug")))
     project_id = _id(body, where, "projectId", "proj_") or derived_id("proj_", org_id, slug)
     environments = _each(
@@ -311,7 +311,7 @@ def _project(raw: object, where: Where, org_id: str) -> SeededProject:
 
 
 def _environment(raw: object, where: Where, project_id: str) -> SeededEnvironment:
-    body = _fields(raw, where, _ENVIRONMENT_FIELDS)
+    body = _fields(raw, where, ENVIRONMENT_FIELDS)
     slug = _field(where, "slug", lambda: fields.environment_slug(fields.required(body, "slug")))
     return SeededEnvironment(
         slug=slug,

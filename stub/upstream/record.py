@@ -11,7 +11,12 @@ from typing import Any, NamedTuple
 import aiohttp
 import orjson
 
-from stub.management.seed import CONTROL_POINT_FIELDS, EDGE_FIELDS
+from stub.management.seed import (
+    CONTROL_POINT_FIELDS,
+    EDGE_FIELDS,
+    ENVIRONMENT_FIELDS,
+    PROJECT_FIELDS,
+)
 from stub.upstream.client import Answer, Upstream, UpstreamError, call
 
 RECORDING_CONTEXT = "svc-stub-recorder"
@@ -23,20 +28,17 @@ RECORDED_ORG_KEY = "svc_org_recorded"
 RECORDED_CI_READ_KEY = "svc_org_recorded_ci"
 """Its org:ci-read placeholder, when a ci-read key was given."""
 
-_PROJECT_FIELDS = ("projectId", "name", "slug", "description", "status", "createdAt", "updatedAt")
-_ENVIRONMENT_FIELDS = (
-    "slug",
-    "displayName",
-    "isDefault",
-    "promotionRank",
-    "branchRules",
-    "tagRules",
-    "isFavourite",
-    "firstSeenAt",
-    "lastSeenAt",
-    "lastDeployedSha",
-    "readiness",
+_PROJECT_FIELDS = tuple(
+    name for name in PROJECT_FIELDS if name not in ("environments", "controlPoints", "edges")
 )
+"""A project's own fields: its environments, control points and edges are read apart."""
+_ENVIRONMENT_FIELDS = tuple(
+    name
+    for name in ENVIRONMENT_FIELDS
+    if name not in ("envId", "webhookAliases", "createdAt", "updatedAt")
+)
+"""What an environment list row carries of the seed's fields (it has no id, aliases or
+timestamps; the row of one environment is read only by its id, which no list shows)."""
 
 
 class Keys(NamedTuple):
