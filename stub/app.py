@@ -15,6 +15,8 @@ from stub.config import StubConfig
 from stub.control import namespaces as registry
 from stub.control import routes as control
 from stub.fixtures import DEFAULT_SET, FixtureSet, load_fixture_paths
+from stub.inspector import routes as inspector
+from stub.inspector.routes import PUBLIC
 from stub.management import routes as management
 from stub.namespaces import (
     NAME_RULE,
@@ -79,13 +81,15 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
             for spelling in (path, path + "/") if plane.trailing_slash else (path,):
                 for method, handler in handlers.items():
                     _add(app, paths, method, spelling, handler, plane.error_body)
-    for table in (control.routes, registry.routes):
+    for table in (control.routes, registry.routes, inspector.routes):
         for route in _defs(table):
             handler = route.handler
-            if table is control.routes and route.kwargs["name"] not in control.NO_NAMESPACE:
+            name = route.kwargs["name"]
+            if table is not registry.routes and name not in _NO_NAMESPACE:
                 handler = in_namespace(namespaces, handler)
-            if config.control_token is not None and route.path.startswith("/_test/"):
-                handler = guarded(config.control_token, handler)  # before anything else
+            token = config.control_token
+            if token is not None and route.path.startswith("/_test/") and name not in PUBLIC:
+                handler = guarded(token, handler)  # before anything else
             _add(app, paths, route.method, route.path, control_route(handler), runtime_error_body)
     if config.watches_files:
         app.cleanup_ctx.append(
@@ -95,6 +99,10 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
     _add_bad_prefix(app, paths)
     _add_fallback(app, namespaces, paths, config.control_token, forward)
     return app
+
+
+_NO_NAMESPACE = control.NO_NAMESPACE | inspector.NO_NAMESPACE
+"""Control routes that act on no namespace (and so create none)."""
 
 
 def _forwarding(app: web.Application, config: StubConfig) -> Forwarding | None:

@@ -20,6 +20,7 @@ from stub.config import (
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_NAMESPACES,
     DEFAULT_MAX_RECORDED,
+    DEFAULT_MAX_RECORDED_BYTES,
     DEFAULT_MAX_RECORDED_IN_NAMESPACES,
     DEFAULT_NAMESPACE_MAX_RECORDED,
     DEFAULT_PORT,
@@ -153,6 +154,15 @@ Examples:
     "used namespaces are evicted.",
 )
 @_option(
+    "--max-recorded-bytes",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_RECORDED_BYTES,
+    show_default=True,
+    help="Request and answer bodies the journal keeps (the default namespace's, and every "
+    "named namespace's together); beyond it the oldest requests are dropped (named "
+    "namespaces: the least recently used evicted).",
+)
+@_option(
     "--max-body-bytes",
     type=click.IntRange(min=1),
     default=DEFAULT_MAX_BODY_BYTES,
@@ -197,6 +207,7 @@ def command(
     max_namespaces: int,
     namespace_max_recorded: int,
     max_recorded_in_namespaces: int,
+    max_recorded_bytes: int,
     max_body_bytes: int,
     upstream: str | None,
     upstream_ca_bundle: Path | None,
@@ -230,6 +241,7 @@ def command(
         max_namespaces=max_namespaces,
         namespace_max_recorded=namespace_max_recorded,
         max_recorded_in_namespaces=max_recorded_in_namespaces,
+        max_recorded_bytes=max_recorded_bytes,
         max_body_bytes=max_body_bytes,
         upstream=_upstream(upstream, upstream_ca_bundle, allow_insecure_upstream),
         log_level=log_level.lower(),

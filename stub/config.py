@@ -16,6 +16,7 @@ DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 DEFAULT_MAX_NAMESPACES = 1000
 DEFAULT_NAMESPACE_MAX_RECORDED = 1000
 DEFAULT_MAX_RECORDED_IN_NAMESPACES = 50_000
+DEFAULT_MAX_RECORDED_BYTES = 128 * 1024 * 1024
 
 
 class StubConfig(NamedTuple):
@@ -42,6 +43,9 @@ class StubConfig(NamedTuple):
     max_recorded_in_namespaces: int = DEFAULT_MAX_RECORDED_IN_NAMESPACES
     """Entries recorded by every named namespace together; beyond it the least recently used
     namespaces are evicted, so a thousand live ones stay within a known memory bound."""
+    max_recorded_bytes: int = DEFAULT_MAX_RECORDED_BYTES
+    """The request and answer bodies the journal keeps: the default namespace's, and every
+    named namespace's together (beyond it the least recently used are evicted)."""
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     watch: bool = False
     """Serve `fixture_paths` anew whenever they change on disk."""

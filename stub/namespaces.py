@@ -62,6 +62,8 @@ class Namespaces:
         self.config = config
         self.started = time.perf_counter()
         """The origin of every request's `arrivedMs`: one monotonic clock for the process."""
+        self.started_at = time.time()
+        """The same moment on the wall clock, so a page can show when a request arrived."""
         self._seq = itertools.count(1)
         # Parsed and derived once: every namespace created from the start-up fixtures shares it.
         self._startup = Served.of(fixtures)
@@ -130,7 +132,7 @@ class Namespaces:
         """The namespace `name`, created from the start-up fixtures on first use."""
         if name == DEFAULT:
             return self.default
-        if self._tally.kept > self.config.max_recorded_in_namespaces:
+        if self._over_bounds():
             self._shed(keep=name)
         state = self._named.get(name)
         if state is not None:
@@ -142,9 +144,11 @@ class Namespaces:
                 "NAMESPACE_EVICTED",
                 f"namespace {name!r} was evicted: it was the least recently used when "
                 f"namespaces went over their bounds ({self.config.max_namespaces} namespaces, "
-                f"{self.config.max_recorded_in_namespaces} recorded entries together); delete "
-                "namespaces when done, or raise --max-namespaces or "
-                "--max-recorded-in-namespaces (creating it again starts it afresh)",
+                f"{self.config.max_recorded_in_namespaces} recorded entries or "
+                f"{self.config.max_recorded_bytes} bytes of bodies together); delete "
+                "namespaces when done, or raise --max-namespaces, "
+                "--max-recorded-in-namespaces or --max-recorded-bytes (creating it again "
+                "starts it afresh)",
             )
         return self._add(name, self._startup, ())
 
@@ -199,6 +203,8 @@ class Namespaces:
             "evicted": self.evictions,
             "recorded": self._tally.kept,
             "maxRecorded": self.config.max_recorded_in_namespaces,
+            "recordedBytes": self._tally.bytes,
+            "maxRecordedBytes": self.config.max_recorded_bytes,
         }
 
     def _add(self, name: str, served: Served, keys: tuple[str, ...]) -> StubState:
@@ -221,11 +227,18 @@ class Namespaces:
     def _shed(self, keep: str) -> None:
         """Evict the least recently used namespaces until what they record together is back
         within bounds; never `keep`, the one a request is about to use."""
-        while self._tally.kept > self.config.max_recorded_in_namespaces:
+        while self._over_bounds():
             oldest = self._least_recently_used_idle(keep)
             if oldest is None:
                 return
             self._evict(oldest, "recorded entries")
+
+    def _over_bounds(self) -> bool:
+        tally, config = self._tally, self.config
+        return (
+            tally.kept > config.max_recorded_in_namespaces
+            or tally.bytes > config.max_recorded_bytes
+        )
 
     def _least_recently_used_idle(self, keep: str | None = None) -> str | None:
         """The namespace a bound may evict: the least recently used with no request in flight
@@ -272,6 +285,19 @@ class Namespaces:
 
     def _new(self, served: Served, max_recorded: int, tally: Tally | None = None) -> StubState:
         return StubState(self.config, served, seq=self._seq, max_recorded=max_recorded, tally=tally)
+
+
+def name_of(request: web.Request) -> str:
+    """The namespace a control request acts on, by name."""
+    return _named_by(request) or DEFAULT
+
+
+def base_url(request: web.Request) -> str:
+    """Where a client reaches the namespace a control request acts on: the stub as the
+    request found it, with the namespace's prefix unless it is the default."""
+    name = name_of(request)
+    origin = f"{request.scheme}://{request.host}"
+    return origin if name == DEFAULT else f"{origin}{PREFIX}{name}"
 
 
 def _named_by(request: web.Request) -> str | None:

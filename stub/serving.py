@@ -9,7 +9,7 @@ from __future__ import annotations
 import hmac
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from aiohttp import HttpVersion11, web
 from aiohttp.typedefs import Handler
@@ -78,10 +78,13 @@ def client_route(
             else:
                 flags = tuple(state.served.fixtures.flags)
 
-                def sent(status_sent: int) -> None:
+                def sent(answer: web.StreamResponse, body: bytes) -> None:
                     if not sent_early:
-                        sent_early.append(status_sent)
-                        _record(state, generation, request, name, started, status_sent, fired)
+                        sent_early.append(answer.status)
+                        _record(
+                            state, generation, request, name, started, answer.status, fired,
+                            answer=(answer.headers, body),
+                        )  # fmt: skip
 
                 hit = Hit(request, selector, handler, error_body, flags, sent, forwarded)
                 response = await _fault(hit, fired)
@@ -111,7 +114,11 @@ def client_route(
             if warning is not None:
                 _warn(request, response, warning)
             if not sent_early:  # recorded here, before aiohttp sends the answer returned
-                _record(state, generation, request, name, started, status, fired, warning, gone)
+                answer = None if gone or status is None else _answer(response)
+                _record(
+                    state, generation, request, name, started, status, fired, warning, gone,
+                    answer,
+                )  # fmt: skip
 
     return route
 
@@ -126,9 +133,11 @@ def _record(
     fired: Fired | None,
     warning: str | None = None,
     gone: bool = False,
+    answer: tuple[Mapping[str, str], bytes | None] | None = None,
 ) -> None:
     """Once per request, and never into a log a reset has cleared since it began."""
     if state.generation == generation:
+        answer_headers, answer_body = answer or (None, None)
         state.requests.append(
             (
                 request[REQUEST_SEQ],
@@ -143,8 +152,22 @@ def _record(
                 bounded_headers(request.raw_headers),
                 gone,
                 request_value(request, UPSTREAMED),
+                request._read_bytes,  # the body aiohttp read and keeps (None: never read)
+                answer_headers,
+                answer_body,
             )
         )
+
+
+def _answer(
+    response: web.StreamResponse | None,
+) -> tuple[Mapping[str, str], bytes | None] | None:
+    """The answer's headers (aiohttp adds its own to the same mapping as it sends) and body
+    (None when the handler streamed it)."""
+    if response is None:
+        return None
+    body = response.body if isinstance(response, web.Response) else None
+    return response.headers, body if isinstance(body, bytes) else None
 
 
 WARNING_HEADER = "X-Svc-Stub-Warning"

@@ -3,7 +3,7 @@ store), armed faults and what clients sent; `reset()` returns it to its start-up
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
 import orjson
@@ -50,13 +50,25 @@ RequestRecord = tuple[
     RawHeaders,
     bool,
     Upstreamed | None,
+    bytes | None,
+    Mapping[str, str] | None,
+    bytes | None,
 ]
 """seq, method, raw path with its query, route, status, fault, arrival (`time.perf_counter()`),
 duration in seconds, key warning, the headers as sent (bounded), whether the client went away
-before its body arrived (then no status: nothing was answered), and the upstream's answer in
-proxy mode: a tuple is all recording
-costs on the hot path; `/_test/requests` renders (and redacts) it when read
+before its body arrived (then no status: nothing was answered), the upstream's answer in
+proxy mode, the body as read (None: none was read), and the answer's headers and body as sent
+(None: no answer, or a body streamed by the handler). Bodies are the very bytes objects
+aiohttp read and the handler answered with, never copies: a tuple of references is all
+recording costs on the hot path; `/_test/requests` renders (and redacts) it when read
 (`stub/control/journal.py`)."""
+
+
+def recorded_bytes(record: RequestRecord) -> int:
+    """What a record's bodies weigh: what `--max-recorded-bytes` bounds."""
+    body, answer = record[12], record[14]
+    return (len(body) if body else 0) + (len(answer) if answer else 0)
+
 
 MAX_RECORDED_HEADERS = 64
 MAX_RECORDED_HEADER_BYTES = 1024
@@ -117,7 +129,9 @@ class StubState:
         self.svc_events: BoundedLog[Json] = BoundedLog(max_recorded, fire, tally)
         """Events of runtime `/v1/capture` requests."""
         self.targets: BoundedLog[Json] = BoundedLog(max_recorded, fire, tally)
-        self.requests: BoundedLog[RequestRecord] = BoundedLog(max_recorded, fire, tally)
+        self.requests: BoundedLog[RequestRecord] = BoundedLog(
+            max_recorded, fire, tally, size=recorded_bytes, max_bytes=config.max_recorded_bytes
+        )
         self.faults = ArmedFaults()
         self._management: ManagementStore | None = None
         self._management_set_by_test = False
@@ -137,6 +151,9 @@ class StubState:
         no bound evicts it."""
         self.gone: str | None = None
         """Why the namespace no longer exists (deleted, evicted): its waiters are told so."""
+        self.version = 0
+        """Counts changes made from the control side (fixtures, faults, limits, a seed), so a
+        page watching the namespace knows to look again."""
 
     @property
     def management(self) -> ManagementStore:
@@ -147,6 +164,16 @@ class StubState:
 
     def next_seq(self) -> int:
         return next(self._seq)
+
+    def changed(self) -> None:
+        """Something a test set changed: wake whoever watches (the inspector page)."""
+        self.version += 1
+        self.recorded.fire()
+
+    @property
+    def management_in_use(self) -> bool:
+        """Seeded by fixtures or a test, or called: worth showing."""
+        return self._management is not None or self.served.fixtures.management is not None
 
     def serve(
         self, fixtures: FixtureSet, *, merge: bool = False, prepared: Served | None = None
@@ -172,6 +199,7 @@ class StubState:
             if merge and self._keys is not None:
                 rules = self._keys.overlaid_with(rules)
             self._serve_keys(rules)
+        self.changed()
 
     def seed_management(self, seed: ManagementSeed, *, merge: bool, where: Where) -> None:
         """The management plane from this seed until reset (or with `merge`, these
@@ -182,6 +210,7 @@ class StubState:
         else:
             store.reseed(seed)
         self._management_set_by_test = True
+        self.changed()
 
     def restart_from(self, previous: Served, current: Served) -> None:
         """The start-up fixtures changed on disk (`--watch`). A namespace made from them serves
@@ -204,6 +233,7 @@ class StubState:
         changed = seed != previous.fixtures.management_seed
         if changed and self._management is not None and not self._management_set_by_test:
             self._management.reseed(seed)
+        self.changed()
 
     def reset(self) -> None:
         self.generation += 1
@@ -215,6 +245,7 @@ class StubState:
         self.faults.clear()
         for log in self._logs():
             log.clear()
+        self.changed()
 
     def release(self, why: str) -> None:
         """The namespace is gone: drop what it recorded, stop counting it, and end every wait
@@ -244,6 +275,7 @@ class StubState:
         """Rate limits from the control plane: kept with the key rules, so a later `keys:`
         section merged without `rateLimit` does not lift them."""
         self._serve_keys((self._keys or KeyRules())._replace(limits=limits))
+        self.changed()
 
     def _serve_keys(self, rules: KeyRules | None) -> None:
         """Key rules and rate limits as the command line and this `keys:` section say; every

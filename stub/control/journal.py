@@ -1,10 +1,16 @@
 """How a recorded request reads in `/_test/requests`: when it arrived, what it asked, what it
-got, and the headers it sent, with every secret hidden but for its family."""
+got, and the headers it sent, with every secret hidden but for its family; and, in full, the
+body it sent and the answer it got, and a curl line that sends it again."""
 
 from __future__ import annotations
 
+import base64
+import shlex
 import urllib.parse
+from collections.abc import Mapping
 from typing import Any
+
+import orjson
 
 from stub.keys import REDACTED, redacted
 from stub.state import RawHeaders, RequestRecord
@@ -20,9 +26,10 @@ def entry(record: RequestRecord, origin: float) -> dict[str, Any]:
     """One request of the journal; `origin` is when the stub started (`time.perf_counter()`),
     so `arrivedMs` is on one monotonic clock for every request of the process."""
     seq, method, raw_path, route, status, fired, arrived, duration_s, warning, raw, gone, up = (
-        record
+        record[:12]
     )
     path, _, query = raw_path.partition("?")
+    body, answer_body = record[12], record[14]
     return {
         "seq": seq,
         "method": method,
@@ -40,7 +47,122 @@ def entry(record: RequestRecord, origin: float) -> dict[str, Any]:
         "upstream": None
         if up is None
         else {"status": up.status, "durationMs": round(up.duration_s * 1000, 3)},
+        "bodyBytes": None if body is None else len(body),
+        "answerBytes": None if answer_body is None else len(answer_body),
+        "unmatched": _error_message(answer_body) if route is None else None,
     }
+
+
+def in_full(record: RequestRecord, origin: float, base_url: str) -> dict[str, Any]:
+    """The entry with the body as sent and the answer as given, never cut (keys in a body
+    hidden as in the headers), and `curl`: a command line that sends the request again to
+    the stub at `base_url`, with a placeholder wherever a key was."""
+    shown = entry(record, origin)
+    body, answer_headers, answer_body = record[12], record[13], record[14]
+    shown["body"] = _text(_redacted_body(body))
+    shown["answer"] = (
+        None
+        if answer_headers is None
+        else {
+            "status": record[4],
+            "headers": _answer_headers(answer_headers),
+            "body": _text(answer_body),
+        }
+    )
+    shown["curl"] = curl(record, base_url)
+    return shown
+
+
+def curl(record: RequestRecord, base_url: str) -> str:
+    """One line for a shell; only the headers that say what the request is (not how it
+    travelled: the body is given decoded, so no Content-Encoding)."""
+    method, raw_path, raw_headers, body = record[1], record[2], record[9], record[12]
+    path, _, query = raw_path.partition("?")
+    target = base_url.rstrip("/") + path
+    if query:
+        target += "?" + urllib.parse.urlencode(redacted_query(query), doseq=True, safe="[]")
+    words = ["curl", "-sS", "-X", method, target]
+    for name, value in headers(raw_headers).items():
+        if name not in _TRAVEL_HEADERS:
+            words += ["-H", f"{name}: {value}"]
+    shown = _redacted_body(body)
+    if shown:
+        words += ["--data-binary", shown.decode("utf-8", errors="replace")]
+    return shlex.join(words)
+
+
+_TRAVEL_HEADERS = frozenset(
+    {
+        "host",
+        "content-length",
+        "transfer-encoding",
+        "content-encoding",
+        "connection",
+        "keep-alive",
+        "expect",
+        "accept-encoding",
+        "te",
+        "upgrade",
+    }
+)
+
+
+def _redacted_body(body: bytes | None) -> bytes | None:
+    """A JSON object's key-bearing members (posthog sends `api_key` or `token`) reduced to
+    the key's family; any other body as it was sent."""
+    if not body or b'"' not in body:
+        return body
+    try:
+        document = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return body
+    if not isinstance(document, dict):
+        return body
+    secret = [name for name, value in document.items() if _is_secret(name, value)]
+    if not secret:
+        return body
+    for name in secret:
+        document[name] = redacted(document[name])
+    return orjson.dumps(document)
+
+
+_BODY_KEYS = frozenset({"api_key", "token"})
+"""Where posthog puts the project key in a body (not `key`: a control point's name)."""
+
+
+def _is_secret(name: str, value: object) -> bool:
+    return name in _BODY_KEYS and isinstance(value, str)
+
+
+def _text(body: bytes | None) -> dict[str, Any] | None:
+    """A body as text when it is UTF-8 (as every JSON body is), else as base64."""
+    if body is None:
+        return None
+    try:
+        return {"text": body.decode("utf-8"), "bytes": len(body)}
+    except UnicodeDecodeError:
+        return {"base64": base64.b64encode(body).decode("ascii"), "bytes": len(body)}
+
+
+def _answer_headers(raw: Mapping[str, str]) -> dict[str, str]:
+    shown: dict[str, str] = {}
+    for name, value in raw.items():
+        name = str(name)  # aiohttp's names are `istr`s, which orjson does not take as keys
+        shown[name] = value if name not in shown else f"{shown[name]}, {value}"
+    return shown
+
+
+def _error_message(body: bytes | None) -> str | None:
+    """What a 404 or 405 for an unknown path said (the route it most resembles, if any)."""
+    try:
+        document = orjson.loads(body or b"")
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(document, dict):
+        return None
+    error = document.get("error")
+    message = error.get("message") if isinstance(error, dict) else document.get("message")
+    return message if isinstance(message, str) else None
 
 
 def headers(raw: RawHeaders) -> dict[str, str]:

@@ -48,28 +48,40 @@ class Signal:
 
 
 class Tally:
-    """Items kept by many logs together (every named namespace's), so their sum can be bounded
-    where no one log's bound would do."""
+    """Items (and the bytes of their bodies) kept by many logs together (every named
+    namespace's), so their sum can be bounded where no one log's bound would do."""
 
-    __slots__ = ("kept",)
+    __slots__ = ("bytes", "kept")
 
     def __init__(self) -> None:
         self.kept = 0
+        self.bytes = 0
 
 
 class BoundedLog(Generic[T]):
-    """Keeps the newest `limit` items; counts what it had to drop so users can see it, and
-    what it keeps in `tally`, if given."""
+    """Keeps the newest `limit` items (and, given their `size`, no more than `max_bytes` of
+    them, the newest always); counts what it had to drop so users can see it, and what it
+    keeps in `tally`, if given."""
 
-    __slots__ = ("_items", "_on_change", "_tally", "dropped")
+    __slots__ = ("_items", "_max_bytes", "_on_change", "_size", "_tally", "bytes", "dropped")
 
     def __init__(
-        self, limit: int, on_change: Callable[[], None] = lambda: None, tally: Tally | None = None
+        self,
+        limit: int,
+        on_change: Callable[[], None] = lambda: None,
+        tally: Tally | None = None,
+        *,
+        size: Callable[[T], int] | None = None,
+        max_bytes: int = 0,
     ) -> None:
         self._items: deque[T] = deque(maxlen=limit)
         self._on_change = on_change
         self._tally = tally
+        self._size = size
+        self._max_bytes = max_bytes
         self.dropped = 0
+        self.bytes = 0
+        """What the kept items weigh, by `size` (0 when not sized)."""
 
     def append(self, item: T) -> None:
         self._add(item)
@@ -83,11 +95,18 @@ class BoundedLog(Generic[T]):
     def snapshot(self) -> list[T]:
         return list(self._items)
 
+    def total(self) -> int:
+        """Items appended since the last clear, dropped ones included: a cursor for readers
+        that want only what is new."""
+        return self.dropped + len(self._items)
+
     def clear(self) -> None:
         if self._tally is not None:
             self._tally.kept -= len(self._items)
+            self._tally.bytes -= self.bytes
         self._items.clear()
         self.dropped = 0
+        self.bytes = 0
 
     def detach(self) -> None:
         """Empty, and no longer counted: a late request may still append to a log whose
@@ -99,8 +118,28 @@ class BoundedLog(Generic[T]):
         return len(self._items)
 
     def _add(self, item: T) -> None:
-        if len(self._items) == self._items.maxlen:
+        items = self._items
+        if len(items) == items.maxlen:
             self.dropped += 1
+            if self._size is not None:
+                self._weigh(-self._size(items[0]))
         elif self._tally is not None:
             self._tally.kept += 1
-        self._items.append(item)
+        items.append(item)
+        if self._size is not None:
+            self._weigh(self._size(item))
+            while self.bytes > self._max_bytes and len(items) > 1:
+                self._drop_oldest()
+
+    def _weigh(self, size: int) -> None:
+        self.bytes += size
+        if self._tally is not None:
+            self._tally.bytes += size
+
+    def _drop_oldest(self) -> None:
+        assert self._size is not None
+        oldest = self._items.popleft()
+        self.dropped += 1
+        self._weigh(-self._size(oldest))
+        if self._tally is not None:
+            self._tally.kept -= 1

@@ -9,11 +9,11 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
-from stub.control.journal import entry
+from stub.control.journal import entry, in_full
 from stub.fixtures import FixtureSet, built_off_loop, parse_fixture_document, parse_yaml
 from stub.keys import parse_limits
 from stub.management.seed import ManagementSeed, parse_management
-from stub.namespaces import NAMESPACES
+from stub.namespaces import NAMESPACES, base_url
 from stub.posthog_routes.documents import fixtures_from_vendor_flags
 from stub.state import RequestRecord, Served, StubState, state_of
 from stub.validation import FixtureError, Where, mapping
@@ -65,7 +65,7 @@ async def events(request: web.Request) -> web.Response:
     until that many are recorded, or the wait runs out, before answering."""
     state = state_of(request)
     logs = {"events": state.events, "svcEvents": state.svc_events, "targets": state.targets}
-    minimums = {name: _query_int(request, "min" + name[0].upper() + name[1:]) for name in logs}
+    minimums = {name: query_int(request, "min" + name[0].upper() + name[1:]) for name in logs}
     await _wait(request, lambda: all(len(logs[n]) >= (m or 0) for n, m in minimums.items()))
     body: dict[str, Any] = {name: log.snapshot() for name, log in logs.items()}
     body["dropped"] = {name: log.dropped for name, log in logs.items()}
@@ -74,18 +74,41 @@ async def events(request: web.Request) -> web.Response:
 
 @routes.get("/_test/requests", name="requests")
 async def requests(request: web.Request) -> web.Response:
-    """The request log; `?route=evaluate` keeps one route, `?min=2&waitMs=2000` waits for it."""
+    """The request log; `?route=evaluate` keeps one route, `?min=2&waitMs=2000` waits for it,
+    `?bodies=true` gives each in full (body, answer, curl)."""
     log = state_of(request).requests
     route = request.query.get("route")
-    minimum = _query_int(request, "min") or 0
+    minimum = query_int(request, "min") or 0
+    render = _in_full(request) if query_flag(request, "bodies") else _summary(request)
 
     def entries() -> list[RequestRecord]:
         return [r for r in log.snapshot() if route is None or _is_route(r[3], route)]
 
     await _wait(request, lambda: len(entries()) >= minimum)
-    origin = request.app[NAMESPACES].started
-    journal = [entry(record, origin) for record in entries()]
+    journal = [render(record) for record in entries()]
     return json_response({"requests": journal, "dropped": log.dropped})
+
+
+@routes.get("/_test/requests/{seq}", name="request")
+async def one_request(request: web.Request) -> web.Response:
+    """One request in full, by its `seq`: the body it sent, the answer it got, and curl."""
+    raw = request.match_info["seq"]
+    wanted = int(raw) if _is_count(raw) else None
+    found = next((r for r in state_of(request).requests.snapshot() if r[0] == wanted), None)
+    if found is None:
+        message = f"seq: no request {raw!r} in this namespace's journal (dropped, or reset)"
+        raise ApiError(404, "NOT_FOUND", message)
+    return json_response(_in_full(request)(found))
+
+
+def _summary(request: web.Request) -> Callable[[RequestRecord], dict[str, Any]]:
+    origin = request.app[NAMESPACES].started
+    return lambda record: entry(record, origin)
+
+
+def _in_full(request: web.Request) -> Callable[[RequestRecord], dict[str, Any]]:
+    origin, base = request.app[NAMESPACES].started, base_url(request)
+    return lambda record: in_full(record, origin, base)
 
 
 def _is_route(name: str | None, wanted: str) -> bool:
@@ -119,7 +142,7 @@ async def served_fixtures(request: web.Request) -> web.Response:
 async def set_fixtures(request: web.Request) -> web.Response:
     """Replace the served fixtures (or `?merge=true`: overlay them), all or nothing: a bad
     document leaves the old ones served."""
-    merge = _query_flag(request, "merge")
+    merge = query_flag(request, "merge")
     state = state_of(request)
     before = state.served
 
@@ -149,7 +172,7 @@ async def seed_management(request: web.Request) -> web.Response:
     """Re-seed the management plane until reset, from a `management:` section's content or a
     document holding only that section (`?merge=true`: overlay it, per organisation); the
     runtime fixtures stay as they are."""
-    merge = _query_flag(request, "merge")
+    merge = query_flag(request, "merge")
     seed, where = await parsed_off_loop(request, _management_section)
     state = state_of(request)
     _still_there(state)
@@ -189,7 +212,9 @@ async def set_rate_limit(request: web.Request) -> web.Response:
 @routes.post("/_test/fault", name="arm_fault")
 async def arm_fault(request: web.Request) -> web.Response:
     """Answers the fault as armed (null after `{"mode": "none"}`, which clears)."""
-    armed = state_of(request).faults.arm(await read_json_object(request))
+    state = state_of(request)
+    armed = state.faults.arm(await read_json_object(request))
+    state.changed()
     return json_response({"ok": True, "fault": armed.to_json() if armed else None})
 
 
@@ -200,7 +225,9 @@ async def armed_faults(request: web.Request) -> web.Response:
 
 @routes.delete("/_test/fault", name="clear_faults")
 async def clear_faults(request: web.Request) -> web.Response:
-    state_of(request).faults.clear()
+    state = state_of(request)
+    state.faults.clear()
+    state.changed()
     return json_response({"ok": True, "armed": []})
 
 
@@ -208,9 +235,11 @@ async def clear_faults(request: web.Request) -> web.Response:
 async def disarm_fault(request: web.Request) -> web.Response:
     """Disarm one fault by the `id` its arming answered with."""
     raw = request.match_info["id"]
-    if not _is_count(raw) or not state_of(request).faults.disarm(int(raw)):
+    state = state_of(request)
+    if not _is_count(raw) or not state.faults.disarm(int(raw)):
         raise ApiError(404, "NOT_FOUND", f"id: no armed fault {raw!r} (it may have run out)")
-    return json_response({"ok": True, "armed": state_of(request).faults.to_json()})
+    state.changed()
+    return json_response({"ok": True, "armed": state.faults.to_json()})
 
 
 T = TypeVar("T")
@@ -249,7 +278,7 @@ MAX_WAIT_MS = 60_000
 
 
 async def _wait(request: web.Request, ready: Callable[[], bool]) -> None:
-    wait_ms = _query_int(request, "waitMs", maximum=MAX_WAIT_MS)
+    wait_ms = query_int(request, "waitMs", maximum=MAX_WAIT_MS)
     if wait_ms:
         state = state_of(request)
         await state.recorded.wait_until(ready, wait_ms / 1000)
@@ -257,7 +286,7 @@ async def _wait(request: web.Request, ready: Callable[[], bool]) -> None:
             raise ApiError(410, "NAMESPACE_GONE", f"{state.gone} while this request waited")
 
 
-def _query_int(request: web.Request, name: str, maximum: int | None = None) -> int | None:
+def query_int(request: web.Request, name: str, maximum: int | None = None) -> int | None:
     raw = request.query.get(name)
     if raw is None:
         return None
@@ -272,7 +301,7 @@ def _is_count(raw: str) -> bool:
     return raw.isascii() and raw.isdigit()
 
 
-def _query_flag(request: web.Request, name: str) -> bool:
+def query_flag(request: web.Request, name: str) -> bool:
     raw = request.query.get(name, "false").lower()
     if raw not in ("true", "1", "false", "0"):
         raise invalid_body(f"{name}: expected true or false, got {raw!r}")

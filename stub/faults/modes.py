@@ -90,9 +90,10 @@ class Hit(NamedTuple):
     """The envelope of the route's plane, for the errors a fault answers with."""
     flag_keys: tuple[str, ...] = ()
     """Every served flag key: what evaluate answers for when the request names none."""
-    sent: Callable[[int], None] = lambda status: None
-    """A fault that writes its own answer calls this before the first byte (with the status),
-    so the request is recorded before the client can have any of it."""
+    sent: Callable[[web.StreamResponse, bytes], None] = lambda answer, body: None
+    """A fault that writes its own answer calls this before the first byte (with the answer
+    and the body it will send), so the request is recorded before the client can have any
+    of it."""
     forwarded: bool = False
     """`serve` relays the real service (proxy mode): `truncated` and `invalid_json` damage its
     answer rather than answer with their own."""
@@ -172,9 +173,10 @@ async def truncated(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
     body = body or _TRUNCATED_BODY
     response = _streamed(status, len(body))
     response.headers.extend(kept)
-    hit.sent(response.status)
+    half = body[: max(1, len(body) // 2)]
+    hit.sent(response, half)
     await response.prepare(hit.request)
-    await response.write(body[: max(1, len(body) // 2)])
+    await response.write(half)
     _transport(hit.request).close()  # FIN once the half is flushed; never a reset
     return response
 
@@ -229,7 +231,7 @@ async def slow_body(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
     pieces = min(len(body), 20)
     step = -(-len(body) // pieces)
     pause = spec.delay_ms / 1000 / pieces
-    hit.sent(response.status)
+    hit.sent(response, body)
     try:
         await response.prepare(hit.request)
         for start in range(0, len(body), step):

@@ -1,0 +1,126 @@
+"""The inspector: a page that shows, live, what every client did and what the stub did to it
+(`/_test/ui`), the feed it reads (`/_test/ui/feed`), and the same page as one self-contained
+file (`/_test/ui/snapshot`), which the pytest plugin keeps for a failed test."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from stub.control.routes import MAX_WAIT_MS, query_int
+from stub.faults.modes import FaultMode
+from stub.inspector.view import Cursor, in_detail, summaries, view
+from stub.namespaces import NAMESPACES, base_url, name_of
+from stub.state import state_of
+from stub.wire import ApiError, json_response
+
+routes = web.RouteTableDef()
+
+PUBLIC = frozenset({"ui", "ui_asset"})
+"""The page and its files hold no data: served without the control token, so a browser can
+load them; the page then asks for the token once and sends it with every data request."""
+NO_NAMESPACE = frozenset({"ui_asset"})
+
+COALESCE_S = 0.2
+"""Once something changed, how long the feed waits for more before answering: a burst of
+requests costs a page five answers a second, however fast they come."""
+
+_STATIC = Path(__file__).resolve().parent / "static"
+_ASSETS = {"inspector.js": "text/javascript", "inspector.css": "text/css"}
+_HEAD = "<!-- svc-stub:head -->"
+_DATA = "<!-- svc-stub:data -->"
+
+_LIVE_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+"""The live page may reach its own stub and nothing else (the browser enforces it)."""
+_SNAPSHOT_POLICY = (
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+    "img-src data:; base-uri 'none'; form-action 'none'"
+)
+"""A snapshot reaches nothing at all: everything it shows is in the file."""
+
+
+@routes.get("/_test/ui", name="ui")
+async def page(request: web.Request) -> web.Response:
+    head = '<link rel="stylesheet" href="ui/inspector.css">'
+    html = _page(head + '<script defer src="ui/inspector.js"></script>', "")
+    return _html(html, {"Content-Security-Policy": _LIVE_POLICY, "Cache-Control": "no-store"})
+
+
+@routes.get("/_test/ui/feed", name="ui_feed")
+async def feed(request: web.Request) -> web.Response:
+    """What changed since the page's `since` cursor; with `waitMs`, waits for a change first
+    (a long-poll: nothing is sent, and nothing costs, while nothing happens)."""
+    state = state_of(request)
+    since = Cursor.parse(request.query.get("since", ""))
+    wait_ms = query_int(request, "waitMs", maximum=MAX_WAIT_MS)
+    changed = lambda: Cursor.of(state) != since  # noqa: E731
+    if since is not None and wait_ms and await state.recorded.wait_until(changed, wait_ms / 1000):
+        await asyncio.sleep(COALESCE_S)
+    if state.gone is not None:
+        raise ApiError(410, "NAMESPACE_GONE", f"{state.gone} while this page watched it")
+    namespaces = request.app[NAMESPACES]
+    shown = view(state, namespaces, name_of(request), since, summaries(namespaces))
+    return json_response(_with_context(shown, request))
+
+
+@routes.get("/_test/ui/snapshot", name="ui_snapshot")
+async def snapshot(request: web.Request) -> web.Response:
+    """The page as one file, with this namespace's journal in full inside: it opens in a
+    browser with no stub running (`?download=true` asks the browser to save it)."""
+    namespaces = request.app[NAMESPACES]
+    detail = in_detail(namespaces, base_url(request))
+    shown = view(state_of(request), namespaces, name_of(request), None, detail, everything=True)
+    shown = _with_context(shown, request) | {"snapshotAt": round(time.time() * 1000)}
+    data = orjson.dumps(shown).replace(b"<", b"\\u003c").decode()  # never ends the <script>
+    head = f"<style>{_asset('inspector.css')}</style><script>{_asset('inspector.js')}</script>"
+    html = _page(
+        f'<meta http-equiv="Content-Security-Policy" content="{_SNAPSHOT_POLICY}">{head}',
+        f'<script type="application/json" id="svc-stub-snapshot">{data}</script>',
+    )
+    headers = {"Content-Security-Policy": _SNAPSHOT_POLICY}
+    if request.query.get("download", "").lower() in ("true", "1"):
+        filename = f"svc-stub-{name_of(request)}.html"
+        headers["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return _html(html, headers)
+
+
+@routes.get(r"/_test/ui/{asset:inspector\.(?:js|css)}", name="ui_asset")
+async def asset(request: web.Request) -> web.Response:
+    name = request.match_info["asset"]
+    return web.Response(
+        text=_asset(name), content_type=_ASSETS[name], headers={"Cache-Control": "no-cache"}
+    )
+
+
+def _with_context(shown: dict[str, Any], request: web.Request) -> dict[str, Any]:
+    """What the page needs to draw times and forms: when the stub started (wall clock) and
+    the fault modes it can arm."""
+    started_at = request.app[NAMESPACES].started_at
+    return shown | {
+        "startedAt": round(started_at * 1000),
+        "faultModes": [mode.value for mode in FaultMode],
+        "stub": base_url(request),
+    }
+
+
+def _page(head: str, data: str) -> str:
+    return _asset("index.html").replace(_HEAD, head).replace(_DATA, data)
+
+
+def _html(html: str, headers: dict[str, str]) -> web.Response:
+    return web.Response(text=html, content_type="text/html", headers=headers)
+
+
+@functools.cache
+def _asset(name: str) -> str:
+    """Read once, on first use: start-up reads none of them."""
+    return (_STATIC / name).read_text(encoding="utf-8")

@@ -1,0 +1,128 @@
+"""What the inspector page shows of one namespace, as JSON: what is new since the page's last
+look (requests, recorded items), and the small state it redraws whole (armed faults, served
+flags, the management plane, the namespaces). The live page and the failed-test snapshot
+read the same view; every request in it is rendered by the journal (`control/journal.py`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from stub.control.journal import entry, in_full
+from stub.control.recording import BoundedLog
+from stub.namespaces import Namespaces
+from stub.runtime.flags import Flag
+from stub.state import RequestRecord, StubState
+
+MAX_PER_LOOK = 2000
+"""Requests (and items of each recorded list) one answer carries at most, the newest: a page
+that fell behind by more is told how many it missed, never sent the whole backlog."""
+
+
+class Cursor(NamedTuple):
+    """How far a page has seen a namespace: its reset count, how many items each log has
+    taken since then, and its control-side version (fixtures, faults, limits). Opaque to the
+    page: it sends back the string it was given."""
+
+    generation: int = -1
+    requests: int = 0
+    events: int = 0
+    svc_events: int = 0
+    targets: int = 0
+    version: int = -1
+
+    @classmethod
+    def of(cls, state: StubState) -> Cursor:
+        return cls(
+            state.generation,
+            state.requests.total(),
+            state.events.total(),
+            state.svc_events.total(),
+            state.targets.total(),
+            state.version,
+        )
+
+    @classmethod
+    def parse(cls, text: str) -> Cursor | None:
+        """None for a cursor this stub did not write (the page starts over)."""
+        parts = text.split(".")
+        if len(parts) != len(cls._fields) or not all(p.isascii() and p.isdigit() for p in parts):
+            return None
+        return cls(*map(int, parts))
+
+    def __str__(self) -> str:
+        return ".".join(map(str, self))
+
+
+def view(
+    state: StubState,
+    namespaces: Namespaces,
+    name: str,
+    since: Cursor | None,
+    request_json: Callable[[RequestRecord], dict[str, Any]],
+    *,
+    everything: bool = False,
+) -> dict[str, Any]:
+    """Everything new since `since` (None: everything kept); `request_json` renders each
+    request (a summary for the live page, in full for a snapshot). At most MAX_PER_LOOK
+    requests, or with `everything`, all the journal keeps."""
+    now = Cursor.of(state)
+    fresh = since is None or since.generation != now.generation
+    seen = Cursor() if fresh or since is None else since
+    most = None if everything else MAX_PER_LOOK
+    requests, skipped = _newest(state.requests, now.requests - seen.requests, most)
+    shown: dict[str, Any] = {
+        "cursor": str(now),
+        "namespace": name,
+        "fresh": fresh,
+        "requests": [request_json(record) for record in requests],
+        "skipped": skipped,
+        "journal": {
+            "kept": len(state.requests),
+            "dropped": state.requests.dropped,
+            "bytes": state.requests.bytes,
+        },
+        "recorded": {
+            "events": _newest(state.events, now.events - seen.events, most)[0],
+            "svcEvents": _newest(state.svc_events, now.svc_events - seen.svc_events, most)[0],
+            "targets": _newest(state.targets, now.targets - seen.targets, most)[0],
+        },
+        "faults": state.faults.to_json(),
+        "rateLimit": state.limiter.limits.to_json(),
+        "namespaces": namespaces.to_json(),
+    }
+    if fresh or since is None or since.version != now.version:
+        shown["flags"] = [_flag(flag) for flag in state.served.fixtures.flags.values()]
+    if state.management_in_use:
+        shown["management"] = state.management.snapshot()
+    return shown
+
+
+def summaries(namespaces: Namespaces) -> Callable[[RequestRecord], dict[str, Any]]:
+    origin = namespaces.started
+    return lambda record: entry(record, origin)
+
+
+def in_detail(namespaces: Namespaces, base: str) -> Callable[[RequestRecord], dict[str, Any]]:
+    origin = namespaces.started
+    return lambda record: in_full(record, origin, base)
+
+
+def _newest(log: BoundedLog[Any], new: int, most: int | None) -> tuple[list[Any], int]:
+    """The last `new` items a log took that it still keeps (at most `most` of them), oldest
+    first, and how many of those `new` are not among them."""
+    kept = log.snapshot()
+    wanted = min(new, len(kept), len(kept) if most is None else most)
+    return (kept[len(kept) - wanted :] if wanted else []), new - wanted
+
+
+def _flag(flag: Flag) -> dict[str, Any]:
+    return {
+        "key": flag.key,
+        "type": flag.type,
+        "value": flag.value,
+        "variant": flag.variant,
+        "enabled": flag.enabled,
+        "reason": flag.reason,
+        "conditional": flag.is_conditional,
+    }
