@@ -20,6 +20,7 @@ import pytest
 MARKER = "svc_stub"
 FIXTURES_INI = "svc_stub_fixtures"
 NAMESPACES_INI = "svc_stub_namespaces"
+JOURNAL_OPTION = "--svc-stub-journal"
 SIGNATURE = ("default_fixtures.json", "openapi.json")
 """Data files only svc-stub's package holds (never compiled away, unlike its .py files): how it
 is told from another `stub`, wherever either is (an editable install keeps this module and the
@@ -34,6 +35,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         metavar="PATH",
         help="fixture file or directory for the session's svc-stub (repeatable)",
+    )
+    group.addoption(
+        JOURNAL_OPTION,
+        default=None,
+        metavar="DIR",
+        help="for each failed test that used svc-stub, write its namespace's inspector page "
+        "(a self-contained HTML file) into DIR, and name it in the failure report",
     )
     parser.addini(
         FIXTURES_INI,

@@ -6,9 +6,11 @@ start-up to a healthy /health, RSS idle and after load, the 1,000-connection and
 delay-fault scenarios, the management plane's reads and a repeatable write against evaluate
 on the same server (seeded from bench/management.yaml), evaluate with a per-key rate limit
 that never fires against evaluate without one, evaluate in a namespace against the default one,
-1,000 live namespaces (creation cost, RSS), and the instructions an evaluate costs under
-callgrind (steady where timings drift). Every process it starts is stopped by PID. Needs `wrk`
-and `valgrind` (Debian: wrk, valgrind).
+1,000 live namespaces (creation cost, RSS), the instructions an evaluate costs under
+callgrind (steady where timings drift), and the inspector's cost: evaluate against the commit
+before it (BASELINE, run from a `git worktree`) with no page open, and with a simulated page
+open against none. Every process it starts is stopped by PID. Needs `wrk` and `valgrind`
+(Debian: wrk, valgrind).
 
     python bench/run.py                       # about eight minutes
     python bench/run.py --quick               # shorter runs, for a smoke check
@@ -37,11 +39,13 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # the stub's own defaults, from the checkout
 from stub.config import DEFAULT_NAMESPACE_MAX_RECORDED  # noqa: E402
+
+T = TypeVar("T")
 
 SERVER_CPU, LOAD_CPU = "0", "1"
 EVALUATE_BODY = json.dumps({"targetingKey": "user-1", "flagKeys": ["checkout-v2", "pricing-page"]})
@@ -133,14 +137,18 @@ class Load:
 
 
 @contextmanager
-def started(name: str, *options: str) -> Iterator[Server]:
+def started(name: str, *options: str, tree: Path | None = None) -> Iterator[Server]:
+    """`tree`: a worktree of another commit (see `worktree`) whose svc-stub runs instead of
+    this checkout's, named `svc-stub @ <commit>`."""
     began = time.perf_counter()
+    command, cwd, env = _launch(name, tree)
     process = subprocess.Popen(
-        ["taskset", "-c", SERVER_CPU, *SERVERS[name], *options],
+        ["taskset", "-c", SERVER_CPU, *command, *options],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
-        cwd=HERE.parent,
+        cwd=cwd,
+        env=env,
     )
     try:
         assert process.stdout is not None
@@ -149,7 +157,8 @@ def started(name: str, *options: str) -> Iterator[Server]:
             raise RuntimeError(f"{name} did not start: {line!r}")
         url = line[len(READY) :].strip()
         get(url + "/health")
-        yield Server(name, process, url, time.perf_counter() - began)
+        label = name if tree is None else f"{name} @ {tree.name}"
+        yield Server(label, process, url, time.perf_counter() - began)
     finally:
         process.terminate()
         try:
@@ -157,6 +166,42 @@ def started(name: str, *options: str) -> Iterator[Server]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def _launch(name: str, tree: Path | None) -> tuple[list[str], Path, dict[str, str] | None]:
+    """The command, working directory and environment that start `name`: from this checkout,
+    or (svc-stub only) from `tree`, with that tree's own `stub` package first on the path and
+    this checkout's interpreter and virtualenv."""
+    if tree is None:
+        return SERVERS[name], HERE.parent, None
+    if name != "svc-stub":
+        raise ValueError(f"only svc-stub runs from another tree, not {name}")
+    return SERVERS[name], tree, {**os.environ, "PYTHONPATH": str(tree)}
+
+
+@contextmanager
+def worktree(commit: str) -> Iterator[Path]:
+    """A `git worktree` of `commit` in a temporary directory (named by the commit), checked to
+    be the `stub` package its servers import, and removed afterwards."""
+    git = ["git", "-C", str(HERE.parent), "worktree"]
+    with tempfile.TemporaryDirectory() as scratch:
+        tree = Path(scratch) / commit
+        subprocess.run([*git, "add", "--quiet", "--detach", str(tree), commit], check=True)
+        try:
+            command, cwd, env = _launch("svc-stub", tree)
+            imported = subprocess.run(
+                [command[0], "-c", "import stub; print(stub.__file__)"],
+                cwd=cwd,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
+            if not Path(imported).resolve().is_relative_to(tree.resolve()):
+                raise RuntimeError(f"the worktree of {commit} imports the stub from {imported}")
+            yield tree
+        finally:
+            subprocess.run([*git, "remove", "--force", str(tree)], check=True)
 
 
 def get(
@@ -402,10 +447,10 @@ def namespace_cost(round_s: float, rounds: int, connections: int = 16) -> None:
             raise RuntimeError("namespace scenario: nothing was recorded in the namespace")
 
 
-def alternated(runs: Mapping[str, Callable[[], Load]], rounds: int) -> dict[str, list[Load]]:
+def alternated(runs: Mapping[str, Callable[[], T]], rounds: int) -> dict[str, list[T]]:
     """Each run once a round, the order swapped every round, so drift on the machine hits
     every run alike."""
-    loads: dict[str, list[Load]] = {label: [] for label in runs}
+    loads: dict[str, list[T]] = {label: [] for label in runs}
     for round_ in range(rounds):
         order = list(runs.items())
         for label, run in order if round_ % 2 == 0 else reversed(order):
@@ -619,13 +664,15 @@ def instructions(requests: int) -> None:
         print(f"| {name} | {count:,.0f} | {count / counted['bare aiohttp']:.3f} |")
 
 
-def _instructions(name: str, requests: int) -> float:
+def _instructions(name: str, requests: int, tree: Path | None = None) -> float:
+    """`tree`: as `started`'s."""
+    server, cwd, env = _launch(name, tree)
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "callgrind.out"
         command = ["valgrind", "--tool=callgrind", "--instr-atstart=no"]
-        command += [f"--callgrind-out-file={out}", *SERVERS[name]]
+        command += [f"--callgrind-out-file={out}", *server]
         process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=HERE.parent
+            command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=cwd, env=env
         )
         try:
             assert process.stdout is not None
@@ -823,6 +870,267 @@ def _median_latency_ms(url: str, count: int) -> float:
     return statistics.median(took)
 
 
+BASELINE = "8c178b9"
+"""The commit before the journal kept each request's body and answer and the inspector page
+came: `inspector` runs its svc-stub, from a worktree, beside this checkout's."""
+SAME_BOUND = 1.05
+"""CPU per evaluate, this checkout over BASELINE with no page open: noise around 1."""
+PAGE_BOUND = 0.90
+"""The issue's bound on evaluate's throughput with an inspector page open over without."""
+PAGE_RATE = 1000
+"""Evaluates a second, the fixed offered load the page's CPU is measured under."""
+PAGE_WAIT_MS = 25_000
+"""The page's long-poll, as `/_test/ui` sends it."""
+
+
+def inspector(round_s: float, rounds: int, paced_s: float, paced_rounds: int, calls: int) -> None:
+    """What the inspector costs. With no page open: evaluate's instructions (callgrind) and
+    throughput against BASELINE's, in alternating rounds. With a page open (`Page`) against
+    none, on one server: evaluate's throughput under wrk, and the server's CPU a second at a
+    fixed PAGE_RATE evaluates a second."""
+    with worktree(BASELINE) as tree:
+        against_baseline(tree, round_s, rounds, calls)
+    print("\n## The inspector: evaluate with a page open against none (one server)\n")
+    with started("svc-stub") as stub:
+        check_evaluate(stub.url + EVALUATE.path)
+        measured(stub, 16, round_s)  # fills the journal: what every round then sees
+        page_throughput(stub, round_s, rounds)
+        page_at_fixed_load(stub, paced_s, paced_rounds)
+
+
+def against_baseline(tree: Path, round_s: float, rounds: int, calls: int) -> None:
+    before = f"svc-stub @ {tree.name}"
+    print(f"\n## The inspector: evaluate at this checkout against {tree.name}, no page open\n")
+    print(f"Instructions per evaluate (callgrind, {calls:,} requests, one connection):\n")
+    counted = {"svc-stub": _instructions("svc-stub", calls), before: 0.0}
+    counted[before] = _instructions("svc-stub", calls, tree)
+    print(f"| server | instructions per request | relative to {tree.name} |")
+    print("|---|---|---|")
+    for label, count in counted.items():
+        print(f"| {label} | {count:,.0f} | {count / counted[before]:.3f} |")
+    print(f"\nEvaluate, 16 connections, {rounds} alternating rounds of {round_s:g} s:\n")
+    with started("svc-stub") as new, started("svc-stub", tree=tree) as old:
+        for server in (new, old):
+            check_evaluate(server.url + EVALUATE.path)
+            measured(server, 16, round_s)  # fills the journal: what every round then sees
+        runs = {
+            server.name: functools.partial(measured, server, 16, round_s) for server in (new, old)
+        }
+        loads = alternated(runs, rounds)
+        _ratio_table(loads, new.name, old.name, SAME_BOUND)
+        _rps_ratio(loads, new.name, old.name)
+
+
+def page_throughput(stub: Server, round_s: float, rounds: int, connections: int = 16) -> None:
+    """Evaluate under wrk, a page opened for every other round (its first look taken before
+    the round starts)."""
+    pages: list[Page] = []
+
+    def with_page() -> Load:
+        with Page(stub.url) as page:
+            load = measured(stub, connections, round_s)
+        pages.append(page)
+        return load
+
+    print(f"Evaluate, {connections} connections, {rounds} alternating rounds of {round_s:g} s:\n")
+    runs = {"page open": with_page, "no page": lambda: measured(stub, connections, round_s)}
+    loads = alternated(runs, rounds)
+    _ratio_table(loads, "page open", "no page", round(1 / PAGE_BOUND, 3))
+    _rps_ratio(loads, "page open", "no page", PAGE_BOUND)
+    print(f"\nThe page meanwhile: {_page_summary(pages)}")
+
+
+def page_at_fixed_load(stub: Server, seconds: float, rounds: int) -> None:
+    """Evaluate paced at PAGE_RATE a second, a page opened for every other round: the server's
+    CPU time a second, which the page's answers add to."""
+    pages: list[Page] = []
+
+    def with_page() -> Paced:
+        with Page(stub.url) as page:
+            paced = paced_round(stub, PAGE_RATE, seconds)
+        pages.append(page)
+        return paced
+
+    print(
+        f"\nEvaluate paced at {PAGE_RATE:,} a second (one keep-alive connection), {rounds} "
+        f"alternating rounds of {seconds:g} s:\n"
+    )
+    runs = {"page open": with_page, "no page": lambda: paced_round(stub, PAGE_RATE, seconds)}
+    took = alternated(runs, rounds)
+    print("| run | evaluates a second | server CPU a second, median (range) | CPU per evaluate |")
+    print("|---|---|---|---|")
+    for label, paced in took.items():
+        cpu = [one.cpu_ms_per_s for one in paced]
+        print(
+            f"| {label} | {statistics.median(one.rate for one in paced):,.0f} | "
+            f"{statistics.median(cpu):.1f} ms ({min(cpu):.1f}-{max(cpu):.1f}) | "
+            f"{statistics.median(one.cpu_us for one in paced):.1f} µs |"
+        )
+    median = {
+        label: statistics.median(one.cpu_ms_per_s for one in paced) for label, paced in took.items()
+    }
+    print(
+        f"\nThe page added {median['page open'] - median['no page']:.1f} ms of server CPU a "
+        f"second (ratio {median['page open'] / median['no page']:.2f}). The page meanwhile: "
+        f"{_page_summary(pages)}"
+    )
+
+
+def _rps_ratio(
+    loads: dict[str, list[Load]], over: str, under: str, bound: float | None = None
+) -> None:
+    """req/s of `over` against `under`, round by round (a bound, if given, is a floor)."""
+    ratios = [a.rps / b.rps for a, b in zip(loads[over], loads[under], strict=True)]
+    median = statistics.median(ratios)
+    verdict = "no bound"
+    if bound is not None:
+        verdict = f"bound ≥ {bound}: {'met' if median >= bound else '**NOT MET**'}"
+    print(
+        f"\nreq/s, {over} / {under}: median of per-round ratios {median:.3f} "
+        f"(range {min(ratios):.3f}-{max(ratios):.3f}; {verdict}); per round: "
+        + ", ".join(f"{ratio:.3f}" for ratio in ratios)
+    )
+
+
+def _on_load_cpu() -> None:
+    """Pins the calling thread (it alone) to the load's CPU: it is a client, not the server."""
+    os.sched_setaffinity(0, {int(LOAD_CPU)})
+
+
+class Page:
+    """An inspector page open on a stub, as a thread on the load's CPU: it long-polls the feed
+    with the cursor of its last answer, as `/_test/ui` does, and fetches the newest request in
+    full once per answer, as a click on a row does. Its first look (the newest of everything
+    the journal keeps) is taken on opening, before anything is measured."""
+
+    def __init__(self, url: str) -> None:
+        host, port = url.removeprefix("http://").split(":")
+        self.port = int(port)
+        self.answers = 0
+        self.shown = 0
+        """Requests the feed's answers carried."""
+        self.received = 0
+        """Bytes of the feed's answers."""
+        self.cpu_s = 0.0
+        """The page's own CPU (reading its answers)."""
+        self.open_s = 0.0
+        self._cursor = ""
+        self._newest: int | None = None
+        self._connection = http.client.HTTPConnection(host, self.port, timeout=60)
+        self._done = threading.Event()
+        self._failed: Exception | None = None
+        self._thread = threading.Thread(target=self._follow)
+        self._began = 0.0
+
+    def __enter__(self) -> Page:
+        self._look(0)
+        self.answers = self.shown = self.received = 0
+        self._began = time.perf_counter()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._done.set()
+        _evaluates(self.port, 1)  # ends the long-poll it is in
+        self._thread.join(60)
+        self.open_s = time.perf_counter() - self._began
+        self._connection.close()
+        if self._thread.is_alive():
+            raise RuntimeError("the page did not stop")
+        if self._failed is not None:
+            raise RuntimeError(f"the page failed: {self._failed!r}") from self._failed
+
+    def _follow(self) -> None:
+        _on_load_cpu()
+        began = time.thread_time()
+        try:
+            while not self._done.is_set():
+                self._look(PAGE_WAIT_MS)
+        except Exception as failed:  # raised on closing, in the thread that measures
+            self._failed = failed
+        finally:
+            self.cpu_s = time.thread_time() - began
+
+    def _look(self, wait_ms: int) -> None:
+        shown = self._get(f"/_test/ui/feed?since={self._cursor}&waitMs={wait_ms}")
+        self._cursor = shown["cursor"]
+        self.answers += 1
+        self.shown += len(shown["requests"])
+        if shown["requests"]:
+            self._newest = shown["requests"][-1]["seq"]
+        if self._newest is not None:
+            self._get(f"/_test/requests/{self._newest}", feed=False)
+
+    def _get(self, path: str, feed: bool = True) -> Any:
+        self._connection.request("GET", path)
+        answer = self._connection.getresponse()
+        body = answer.read()
+        if answer.status != 200:
+            raise RuntimeError(f"GET {path}: {answer.status} {body[:200]!r}")
+        if feed:
+            self.received += len(body)
+        return json.loads(body)
+
+
+def _page_summary(pages: list[Page]) -> str:
+    seconds = sum(page.open_s for page in pages)
+    answers = sum(page.answers for page in pages)
+    each = max(answers, 1)
+    shown = sum(page.shown for page in pages) / each
+    received = sum(page.received for page in pages) / each
+    cpu = sum(page.cpu_s for page in pages) / seconds
+    return (
+        f"{answers / seconds:.1f} feed answers a second, each of {shown:,.0f} requests "
+        f"({received / 1e3:,.0f} KB) and followed by one `/_test/requests/<seq>`; the page's "
+        f"own CPU (reading them, on the load's CPU) {cpu * 1000:.0f} ms a second"
+    )
+
+
+@dataclass
+class Paced:
+    rate: float
+    """Evaluates answered a second."""
+    cpu_ms_per_s: float
+    """The server's CPU time a second (user plus system, from /proc/<pid>/stat)."""
+    cpu_us: float
+    """The same per evaluate."""
+
+
+def paced_round(server: Server, rate: float, seconds: float) -> Paced:
+    """Evaluates at `rate` a second for `seconds`, from a thread on the load's CPU over one
+    keep-alive connection: each sent at its time (at once when behind), so the server is
+    offered the same load whatever else it does meanwhile."""
+    sent: list[int] = []
+    port = int(server.url.rsplit(":", 1)[1])
+    headers = {"Authorization": f"Bearer {EVALUATE.token}", "Content-Type": "application/json"}
+
+    def send() -> None:
+        _on_load_cpu()
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        began, count = time.perf_counter(), 0
+        try:
+            while (due := began + count / rate) < began + seconds:
+                time.sleep(max(0.0, due - time.perf_counter()))
+                connection.request("POST", EVALUATE.path, EVALUATE_BODY, headers)
+                answer = connection.getresponse()
+                answer.read()
+                if answer.status != 200:
+                    raise RuntimeError(f"evaluate answered {answer.status}")
+                count += 1
+        finally:
+            connection.close()
+            sent.append(count)
+
+    cpu, began = server.cpu_s, time.perf_counter()
+    sender = threading.Thread(target=send)
+    sender.start()
+    sender.join()
+    elapsed, cpu = time.perf_counter() - began, server.cpu_s - cpu
+    if not sent or not sent[0]:
+        raise RuntimeError("the paced client sent nothing")
+    return Paced(sent[0] / elapsed, cpu / elapsed * 1000, cpu / sent[0] * 1e6)
+
+
 def million(target: int = 1_000_000) -> None:
     print(f"\n## RSS after {target:,} requests with the default recording bounds\n")
     with started("svc-stub") as stub:
@@ -867,6 +1175,13 @@ SCENARIOS: dict[str, Callable[[bool], None]] = {
     "stop": lambda quick: stop(rounds=3 if quick else 10),
     "proxy": lambda quick: proxy_latency(500 if quick else 2000, rounds=3 if quick else 7),
     "fixture-documents": lambda quick: fixture_documents(),
+    "inspector": lambda quick: inspector(
+        round_s=2,
+        rounds=3 if quick else 10,
+        paced_s=3 if quick else 10,
+        paced_rounds=2 if quick else 4,
+        calls=1000 if quick else 5000,
+    ),
     "million": lambda quick: million(),
 }
 """Every scenario, in the order a full run takes them; `million` is left out of --quick."""

@@ -72,6 +72,9 @@ class TestRequestLog:
             "retryAfter",
             "headers",
             "upstream",
+            "bodyBytes",
+            "answerBytes",
+            "unmatched",
         }
         assert (entry["method"], entry["path"], entry["route"], entry["status"]) == (
             "POST",

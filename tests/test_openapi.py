@@ -108,6 +108,10 @@ def enum_values(document: Json) -> set[Any]:
     return values
 
 
+PAGES = frozenset({"/_test/ui", "/_test/ui/{asset}", "/_test/ui/snapshot"})
+"""The inspector's page, its files and its snapshot: HTML, JavaScript and CSS, not JSON."""
+
+
 def served_operations() -> set[tuple[str, str]]:
     """(path template, METHOD) for every route the app registers, less the catch-all and the
     HEAD routes aiohttp adds for GET; `{name:regex}` placeholders become `{name}`."""
@@ -334,6 +338,9 @@ class TestResponseBodies:
                 if status == "304":
                     if content:
                         offenders.append(f"{where}: declares a body")
+                elif path in PAGES and status == "200":
+                    if not all(kind.startswith("text/") for kind in content):
+                        offenders.append(f"{where}: the inspector's files are text")
                 elif "application/json" not in content:
                     offenders.append(f"{where}: no application/json content")
                 elif "schema" not in content["application/json"]:
@@ -436,7 +443,13 @@ class TestKeys:
 
 class TestNamespaces:
     REGISTRY = frozenset(
-        {"/health", "/_test/openapi.json", "/_test/namespaces", "/_test/namespaces/{name}"}
+        {
+            "/health",
+            "/_test/openapi.json",
+            "/_test/namespaces",
+            "/_test/namespaces/{name}",
+            "/_test/ui/{asset}",
+        }
     )
     """Routes that act on no namespace."""
 

@@ -823,3 +823,94 @@ class TestInProcess:
             """,
         )
         run(pytester).assert_outcomes(passed=1)
+
+
+def snapshot_data(page: Path) -> dict[str, Any]:
+    """The view a journal page carries inside it."""
+    found = re.search(r'id="svc-stub-snapshot">(.*?)</script>', page.read_text(), re.S)
+    assert found is not None, "no data in the page"
+    data: dict[str, Any] = json.loads(found.group(1))
+    return data
+
+
+class TestTheJournalOfAFailedTest:
+    def test_a_failed_test_leaves_its_namespaces_page_and_the_report_names_it(
+        self, pytester: pytest.Pytester
+    ) -> None:
+        write_tests(
+            pytester,
+            """
+            def test_fails(svc_stub):
+                post(svc_stub.url, "/v1/capture", {"events": [{"type": "signal", "name": "h"}]})
+                assert svc_stub.svc_events() == []
+
+            def test_passes(svc_stub):
+                post(svc_stub.url, "/v1/capture", {"events": []})
+
+            def test_fails_without_a_stub():
+                assert False
+            """,
+        )
+        result = run(pytester, "--svc-stub-journal", "journals")
+
+        result.assert_outcomes(passed=1, failed=2)
+        (page,) = (pytester.path / "journals").iterdir()
+        assert page.name == "test_inner.py_test_fails.html"
+        result.stdout.fnmatch_lines(
+            ["*- svc-stub journal -*", f"the stub's journal of this test: {page} (open it*"]
+        )
+        shown = snapshot_data(page)
+        (request,) = shown["requests"]
+        assert json.loads(request["body"]["text"]) == {"events": [{"type": "signal", "name": "h"}]}
+        assert shown["recorded"]["svcEvents"] == [{"type": "signal", "name": "h"}]
+        assert shown["namespace"].startswith("test_fails-")
+
+    def test_without_the_option_nothing_is_written(self, pytester: pytest.Pytester) -> None:
+        write_tests(pytester, "def test_fails(svc_stub):\n    assert False\n")
+        result = run(pytester)
+
+        result.assert_outcomes(failed=1)
+        assert "svc-stub journal" not in result.stdout.str()
+        assert not list(pytester.path.rglob("*.html"))
+
+    def test_under_xdist_each_failed_test_has_its_own(self, pytester: pytest.Pytester) -> None:
+        write_tests(
+            pytester,
+            """
+            @pytest.mark.parametrize("n", range(4))
+            def test_fails(svc_stub, n):
+                post(svc_stub.url, "/v1/targets/register", {"targetingKey": f"user-{n}"})
+                assert False
+            """,
+        )
+        run(pytester, "-n", "2", "--svc-stub-journal", "out").assert_outcomes(failed=4)
+
+        pages = sorted((pytester.path / "out").iterdir())
+        assert len(pages) == 4
+        for n, page in enumerate(pages):
+            assert snapshot_data(page)["recorded"]["targets"] == [{"targetingKey": f"user-{n}"}]
+
+    def test_the_in_process_stub_leaves_one_too(self, pytester: pytest.Pytester) -> None:
+        pytester.makeini(TestInProcess.ASYNC_INI)
+        write_tests(
+            pytester,
+            """
+            async def test_fails(svc_stub_in_process):
+                await svc_stub_in_process.arm("500", apply_to="evaluate")
+                assert False
+            """,
+        )
+        run(pytester, "--svc-stub-journal", "out").assert_outcomes(failed=1)
+
+        (page,) = (pytester.path / "out").iterdir()
+        assert [fault["mode"] for fault in snapshot_data(page)["faults"]] == ["500"]
+
+    def test_a_journal_that_cannot_be_written_is_one_line_in_the_report(
+        self, pytester: pytest.Pytester
+    ) -> None:
+        pytester.makefile(".txt", taken="a file where the directory would be")
+        write_tests(pytester, "def test_fails(svc_stub):\n    assert False\n")
+        result = run(pytester, "--svc-stub-journal", "taken.txt")
+
+        result.assert_outcomes(failed=1)
+        result.stdout.fnmatch_lines(["*- svc-stub journal -*", "not written: *taken.txt*"])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Self, TypeVar, Unpack
@@ -29,6 +28,7 @@ from stub.client.models import (
     NamespaceInfo,
     Recorded,
     RecordedRequest,
+    RequestInFull,
     ServedFixtures,
     StubError,
     StubUnreachable,
@@ -109,6 +109,15 @@ class AsyncStubClient(Control):
 
     async def requests(self, route: str | None = None) -> list[RecordedRequest]:
         return await self._run(Calls.requests(route))
+
+    async def request(self, seq: int) -> RequestInFull:
+        """One recorded request in full: the body it sent, the answer it got, and a curl line
+        that sends it again."""
+        return await self._run(Calls.request(seq))
+
+    async def snapshot(self) -> str:
+        """The inspector page of this namespace as one self-contained HTML file."""
+        return await self._run(Calls.snapshot())
 
     async def set_fixtures(
         self, document: Mapping[str, Any] | str | Path, *, merge: bool = False
@@ -228,4 +237,4 @@ class AsyncStubClient(Control):
             raise StubUnreachable(self.base_url, str(exc) or type(exc).__name__) from None
         if answer.status >= 400:
             raise stub_error(answer.status, raw)
-        return call.read(json.loads(raw))
+        return call.read(call.decoded(raw))

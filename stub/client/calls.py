@@ -3,6 +3,7 @@ answer), with no I/O; the blocking and asyncio clients only carry the calls over
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
 import re
@@ -22,6 +23,7 @@ from stub.client.models import (
     NamespaceInfo,
     Recorded,
     RecordedRequest,
+    RequestInFull,
     ServedFixtures,
     StubError,
     WaitTimeout,
@@ -47,6 +49,11 @@ class Call(Generic[T]):
     content_type: str = "application/json"
     scoped: bool = True
     """Sent in the client's namespace; False: to the stub itself (the namespace registry)."""
+    text: bool = False
+    """The answer is read as text (a page), not JSON."""
+
+    def decoded(self, raw: bytes) -> Any:
+        return raw.decode("utf-8") if self.text else json.loads(raw)
 
     def url(self, control: Control) -> str:
         query = f"?{urllib.parse.urlencode(self.query)}" if self.query else ""
@@ -103,26 +110,50 @@ def _recorded(body: Json) -> Recorded:
 
 def recorded_requests(body: Json) -> list[RecordedRequest]:
     """`GET /_test/requests` as typed values."""
-    return [
-        RecordedRequest(
-            seq=e["seq"],
-            method=e["method"],
-            path=e["path"],
-            query=e["query"],
-            route=e["route"],
-            status=e["status"],
-            client_gone=e.get("clientGone", False),
-            fault=_fault_record(e["fault"]),
-            duration_ms=e["durationMs"],
-            warning=e.get("warning"),
-            arrived_ms=e.get("arrivedMs", 0.0),
-            retry_after=e.get("retryAfter"),
-            headers=e.get("headers", {}),
-            upstream_status=(e.get("upstream") or {}).get("status"),
-            upstream_ms=(e.get("upstream") or {}).get("durationMs"),
-        )
-        for e in body["requests"]
-    ]
+    return [recorded_request(e) for e in body["requests"]]
+
+
+def recorded_request(e: Json) -> RecordedRequest:
+    return RecordedRequest(
+        seq=e["seq"],
+        method=e["method"],
+        path=e["path"],
+        query=e["query"],
+        route=e["route"],
+        status=e["status"],
+        client_gone=e.get("clientGone", False),
+        fault=_fault_record(e["fault"]),
+        duration_ms=e["durationMs"],
+        warning=e.get("warning"),
+        arrived_ms=e.get("arrivedMs", 0.0),
+        retry_after=e.get("retryAfter"),
+        headers=e.get("headers", {}),
+        upstream_status=(e.get("upstream") or {}).get("status"),
+        upstream_ms=(e.get("upstream") or {}).get("durationMs"),
+        body_bytes=e.get("bodyBytes"),
+        answer_bytes=e.get("answerBytes"),
+        unmatched=e.get("unmatched"),
+    )
+
+
+def request_in_full(e: Json) -> RequestInFull:
+    """`GET /_test/requests/{seq}` as a typed value."""
+    answer = e["answer"] or {}
+    return RequestInFull(
+        recorded_request(e),
+        _body(e["body"]),
+        answer.get("status"),
+        answer.get("headers", {}),
+        _body(answer.get("body")),
+        e["curl"],
+    )
+
+
+def _body(shown: Json | None) -> str | bytes | None:
+    if shown is None:
+        return None
+    text: str | None = shown.get("text")
+    return text if text is not None else base64.b64decode(shown["base64"])
 
 
 def _namespace(body: Json) -> NamespaceInfo:
@@ -226,6 +257,14 @@ class Calls:
         if minimum:
             query.update(min=str(minimum), waitMs=_wait_ms(wait_s))
         return _json_call("GET", "/_test/requests", recorded_requests, query=query)
+
+    @staticmethod
+    def request(seq: int) -> Call[RequestInFull]:
+        return _json_call("GET", f"/_test/requests/{seq}", request_in_full)
+
+    @staticmethod
+    def snapshot() -> Call[str]:
+        return Call("GET", "/_test/ui/snapshot", str, text=True)
 
     @staticmethod
     def set_fixtures(document: Mapping[str, Any] | str | Path, merge: bool) -> Call[list[str]]:

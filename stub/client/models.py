@@ -116,10 +116,31 @@ class RecordedRequest:
     client_gone: bool = False
     """The client closed the connection before its body arrived: nothing was answered (status
     None)."""
+    body_bytes: int | None = None
+    """The size of the body the stub read (None: none was read). The body: `request(seq)`."""
+    answer_bytes: int | None = None
+    """The size of the answer's body as sent (None: nothing answered, or streamed)."""
+    unmatched: str | None = None
+    """For an unknown path: what its 404 or 405 said (the route it most resembles)."""
 
     def header(self, name: str) -> str | None:
         """One header the client sent, by any case of its name."""
         return self.headers.get(name.lower())
+
+
+@dataclass(frozen=True, slots=True)
+class RequestInFull:
+    """A recorded request with what it sent and what it got, never cut."""
+
+    request: RecordedRequest
+    body: str | bytes | None
+    """As sent: text when UTF-8 (a key in a JSON body shown by family only), else bytes."""
+    answer_status: int | None
+    answer_headers: Mapping[str, str]
+    answer_body: str | bytes | None
+    """None when nothing was answered, or the answer was streamed."""
+    curl: str
+    """A shell command that sends the request again to the stub (keys as placeholders)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
@@ -31,6 +30,7 @@ from stub.client.models import (
     NamespaceInfo,
     Recorded,
     RecordedRequest,
+    RequestInFull,
     ServedFixtures,
     StubError,
     StubUnreachable,
@@ -99,6 +99,16 @@ class StubClient(Control):
 
     def requests(self, route: str | None = None) -> list[RecordedRequest]:
         return self._run(Calls.requests(route))
+
+    def request(self, seq: int) -> RequestInFull:
+        """One recorded request in full: the body it sent, the answer it got, and a curl line
+        that sends it again."""
+        return self._run(Calls.request(seq))
+
+    def snapshot(self) -> str:
+        """The inspector page of this namespace as one self-contained HTML file (what the
+        pytest plugin writes for a failed test)."""
+        return self._run(Calls.snapshot())
 
     def set_fixtures(
         self, document: Mapping[str, Any] | str | Path, *, merge: bool = False
@@ -217,7 +227,7 @@ class StubClient(Control):
         )
         try:
             with urllib.request.urlopen(request, timeout=self._timeout_s + wait_of(call)) as answer:
-                return call.read(json.load(answer))
+                return call.read(call.decoded(answer.read()))
         except urllib.error.HTTPError as exc:
             with exc:
                 raise stub_error(exc.code, exc.read()) from None

@@ -44,6 +44,8 @@ class Signal:
             waiter = loop.create_future()
             self._waiters.append(waiter)
             await asyncio.wait([waiter], timeout=remaining)
+            if not waiter.done():  # timed out: a waiter that left costs the next fire nothing
+                self._waiters.remove(waiter)
         return True
 
 

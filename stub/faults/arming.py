@@ -114,7 +114,8 @@ class ArmedFaults:
             return None
         if len(self._armed) >= MAX_ARMED:
             raise invalid_body(f"at most {MAX_ARMED} faults can be armed at once; clear some first")
-        armed = parse_arming(document, next(self._ids))
+        armed = parse_arming(document, 0)
+        armed.id = next(self._ids)  # only once valid: a refused arming takes no id
         self._armed.append(armed)
         return armed
 

@@ -16,8 +16,8 @@ from aiohttp import web
 from stub.control.routes import MAX_WAIT_MS, query_int
 from stub.faults.modes import FaultMode
 from stub.inspector.view import Cursor, in_detail, summaries, view
-from stub.namespaces import NAMESPACES, base_url, name_of
-from stub.state import state_of
+from stub.namespaces import NAMESPACES, Namespaces, base_url, name_of
+from stub.state import StubState, state_of
 from stub.wire import ApiError, json_response
 
 routes = web.RouteTableDef()
@@ -69,28 +69,32 @@ async def feed(request: web.Request) -> web.Response:
         raise ApiError(410, "NAMESPACE_GONE", f"{state.gone} while this page watched it")
     namespaces = request.app[NAMESPACES]
     shown = view(state, namespaces, name_of(request), since, summaries(namespaces))
-    return json_response(_with_context(shown, request))
+    return json_response(_with_context(shown, namespaces, base_url(request)))
 
 
 @routes.get("/_test/ui/snapshot", name="ui_snapshot")
 async def snapshot(request: web.Request) -> web.Response:
     """The page as one file, with this namespace's journal in full inside: it opens in a
     browser with no stub running (`?download=true` asks the browser to save it)."""
-    namespaces = request.app[NAMESPACES]
-    detail = in_detail(namespaces, base_url(request))
-    shown = view(state_of(request), namespaces, name_of(request), None, detail, everything=True)
-    shown = _with_context(shown, request) | {"snapshotAt": round(time.time() * 1000)}
+    name = name_of(request)
+    html = snapshot_page(request.app[NAMESPACES], state_of(request), name, base_url(request))
+    headers = {"Content-Security-Policy": _SNAPSHOT_POLICY}
+    if request.query.get("download", "").lower() in ("true", "1"):
+        headers["Content-Disposition"] = f'attachment; filename="svc-stub-{name}.html"'
+    return _html(html, headers)
+
+
+def snapshot_page(namespaces: Namespaces, state: StubState, name: str, base: str) -> str:
+    """One namespace's page as a self-contained file: its script, its style and its whole
+    view (every kept request in full) inside; `base` is where clients reach the namespace."""
+    shown = view(state, namespaces, name, None, in_detail(namespaces, base), everything=True)
+    shown = _with_context(shown, namespaces, base) | {"snapshotAt": round(time.time() * 1000)}
     data = orjson.dumps(shown).replace(b"<", b"\\u003c").decode()  # never ends the <script>
     head = f"<style>{_asset('inspector.css')}</style><script>{_asset('inspector.js')}</script>"
-    html = _page(
+    return _page(
         f'<meta http-equiv="Content-Security-Policy" content="{_SNAPSHOT_POLICY}">{head}',
         f'<script type="application/json" id="svc-stub-snapshot">{data}</script>',
     )
-    headers = {"Content-Security-Policy": _SNAPSHOT_POLICY}
-    if request.query.get("download", "").lower() in ("true", "1"):
-        filename = f"svc-stub-{name_of(request)}.html"
-        headers["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return _html(html, headers)
 
 
 @routes.get(r"/_test/ui/{asset:inspector\.(?:js|css)}", name="ui_asset")
@@ -101,14 +105,13 @@ async def asset(request: web.Request) -> web.Response:
     )
 
 
-def _with_context(shown: dict[str, Any], request: web.Request) -> dict[str, Any]:
-    """What the page needs to draw times and forms: when the stub started (wall clock) and
-    the fault modes it can arm."""
-    started_at = request.app[NAMESPACES].started_at
+def _with_context(shown: dict[str, Any], namespaces: Namespaces, base: str) -> dict[str, Any]:
+    """What the page needs to draw times and forms: when the stub started (wall clock), the
+    fault modes it can arm, and where clients reach the namespace."""
     return shown | {
-        "startedAt": round(started_at * 1000),
+        "startedAt": round(namespaces.started_at * 1000),
         "faultModes": [mode.value for mode in FaultMode],
-        "stub": base_url(request),
+        "stub": base,
     }
 
 

@@ -9,10 +9,11 @@ options and the marker): installing svc-stub is all a suite needs.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import secrets
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +23,16 @@ import svc_stub_pytest
 from stub.client import AsyncStubClient, StubClient, StubError
 from stub.testing import shared
 from stub.testing.process import StubProcess
-from svc_stub_pytest import FIXTURES_INI, MARKER, NAMESPACES_INI
+from svc_stub_pytest import FIXTURES_INI, JOURNAL_OPTION, MARKER, NAMESPACES_INI
 
 URL_VARIABLE = "SVC_STUB_URL"
 TOKEN_VARIABLE = "SVC_STUB_CONTROL_TOKEN"
 _RUN_DIRECTORY = "svc_stub_run_directory"
 """What the xdist controller tells each worker: where the run's shared stub is described."""
 _RUN_KEY = pytest.StashKey[Path]()
+_SNAPSHOT = pytest.StashKey[Callable[[], str]]()
+"""How to take a test's inspector page, should it fail: set by the fixture that gave it a
+stub."""
 
 FixtureSpec = str | Path | Mapping[str, Any]
 
@@ -76,6 +80,34 @@ def svc_stub_url(pytestconfig: pytest.Config) -> Iterator[str]:
         yield process.url
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A failed test that used a stub leaves its inspector page in `--svc-stub-journal DIR`,
+    taken before its namespace is deleted, and the report names the file."""
+    report = yield
+    directory = item.config.getoption(JOURNAL_OPTION)
+    take = item.stash.get(_SNAPSHOT, None)
+    if report.failed and report.when != "teardown" and directory and take is not None:
+        where = Path(item.config.invocation_params.dir, directory)
+        report.sections.append(("svc-stub journal", _kept_journal(take, where, item.nodeid)))
+    return report
+
+
+def _kept_journal(take: Callable[[], str], directory: Path, test_id: str) -> str:
+    """Where the page was written, or in one line why it was not."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", test_id).strip("_")[:150] or "test"
+    path = directory / f"{name}.html"
+    try:
+        page = take()
+        directory.mkdir(parents=True, exist_ok=True)
+        path.write_text(page, encoding="utf-8")
+    except (OSError, StubError) as exc:
+        return f"not written: {exc}"
+    return f"the stub's journal of this test: {path.resolve()} (open it in a browser)"
+
+
 def _answering(url: str) -> str:
     """The stub at `SVC_STUB_URL`, or the session stops with one line that says what to do."""
     try:
@@ -102,9 +134,11 @@ def svc_stub(svc_stub_url: str, request: pytest.FixtureRequest) -> Iterator[Stub
     if marker is not None and not {"fixtures", "keys"} & set(options):
         pytest.fail(f"@pytest.mark.{MARKER} needs fixtures=... or keys=...", pytrace=False)
     if not request.config.getini(NAMESPACES_INI):
+        request.node.stash[_SNAPSHOT] = stub.snapshot
         yield from _reset_whole_stub(stub, options, request.path.parent)
         return
     client = stub.create_namespace(_namespace_name(request.node.name), keys=_keys(options))
+    request.node.stash[_SNAPSHOT] = client.snapshot
     try:
         if "fixtures" in options:
             _serve(client, options["fixtures"], request.path.parent)
@@ -175,6 +209,7 @@ else:
         paths = tuple(_session_fixture_paths(request.config))
         server = await aiohttp_server(create_app(StubConfig(fixture_paths=paths)))
         client = AsyncStubClient(str(server.make_url("")))
+        request.node.stash[_SNAPSHOT] = functools.partial(_in_process_page, server.app, client.url)
         marker = request.node.get_closest_marker(MARKER)
         try:
             if marker is not None and "fixtures" in marker.kwargs:  # keys: it is all its own
@@ -183,6 +218,15 @@ else:
             yield client
         finally:
             await client.close()
+
+
+def _in_process_page(app: Any, url: str) -> str:
+    """Read straight from the app: its event loop is not running between phases."""
+    from stub.inspector.routes import snapshot_page
+    from stub.namespaces import DEFAULT, NAMESPACES
+
+    namespaces = app[NAMESPACES]
+    return snapshot_page(namespaces, namespaces.default, DEFAULT, url)
 
 
 def _session_fixture_paths(config: pytest.Config) -> list[Path]:

@@ -1,0 +1,405 @@
+"""The journal in full (bodies, answers, curl), its bound in bytes, and the inspector's feed,
+page and snapshot, over HTTP (the page in a real browser: test_inspector_browser.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import re
+import time
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp.test_utils import TestClient
+
+from conftest import AUTH, AiohttpClient
+from stub import StubConfig, create_app
+from stub.namespaces import NAMESPACES
+
+EVALUATE = "/v1/flags/evaluate"
+CAPTURE = "/v1/capture"
+
+
+async def json_of(response: Any) -> Any:
+    assert response.content_type == "application/json", await response.text()
+    return await response.json()
+
+
+async def unreadable(client: TestClient[Any, Any], headers: dict[str, str]) -> None:
+    """An evaluate whose answer a fault spoils: the client cannot read it, which is the point."""
+    with pytest.raises(aiohttp.ClientError):
+        await (await client.post(EVALUATE, json={}, headers=headers)).read()
+
+
+async def newest(client: TestClient[Any, Any], prefix: str = "") -> dict[str, Any]:
+    """The newest recorded request, in full."""
+    log = await json_of(await client.get(f"{prefix}/_test/requests"))
+    seq = log["requests"][-1]["seq"]
+    full: dict[str, Any] = await json_of(await client.get(f"{prefix}/_test/requests/{seq}"))
+    return full
+
+
+class TestTheJournalInFull:
+    async def test_a_request_reads_with_its_body_and_its_answer_never_cut(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        events = [{"type": "exposure", "targetingKey": f"u{i}", "flagKey": "k"} for i in range(400)]
+        sent = json.dumps({"events": events})
+        answered = await client.post(CAPTURE, data=sent, headers=AUTH)
+
+        full = await newest(client)
+        assert full["body"] == {"text": sent, "bytes": len(sent)}
+        assert full["bodyBytes"] == len(sent) > 20_000
+        answer = full["answer"]
+        assert answer["status"] == 200
+        assert json.loads(answer["body"]["text"]) == await answered.json()
+        assert answer["headers"]["Content-Type"] == "application/json"
+        assert full["answerBytes"] == answer["body"]["bytes"]
+
+    async def test_the_listing_gives_every_request_in_full_when_asked(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await client.post(CAPTURE, json={"events": []}, headers=AUTH)
+        await client.get("/v1/nowhere")
+
+        summary = await json_of(await client.get("/_test/requests"))
+        full = await json_of(await client.get("/_test/requests?bodies=true"))
+        assert [
+            set(e) - set(s) for e, s in zip(full["requests"], summary["requests"], strict=True)
+        ] == [{"body", "answer", "curl"}] * 2
+        assert "body" not in summary["requests"][0]
+
+    async def test_a_gzip_body_is_kept_as_the_stub_read_it(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        sent = json.dumps({"events": [{"type": "signal", "name": "h"}]}).encode()
+        headers = {**AUTH, "Content-Encoding": "gzip", "Content-Type": "application/json"}
+        await client.post(CAPTURE, data=gzip.compress(sent), headers=headers)
+
+        full = await newest(client)
+        assert full["body"]["text"] == sent.decode()
+        assert "content-encoding" not in full["curl"]
+
+    async def test_a_body_that_is_not_utf8_is_kept_as_base64(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await client.post(CAPTURE, data=b"\xff\xfe{", headers=AUTH)
+
+        full = await newest(client)
+        assert full["body"] == {"base64": "//57", "bytes": 3}
+        assert full["answer"]["status"] == 400
+
+    async def test_a_key_in_a_posthog_body_shows_only_its_family(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await client.post("/flags/?v=2", json={"api_key": "phc_secret", "distinct_id": "d"})
+        await client.post("/batch/", json={"token": "phc_other", "batch": []})
+
+        for seq_of in (-2, -1):
+            log = await json_of(await client.get("/_test/requests?bodies=true"))
+            full = log["requests"][seq_of]
+            assert "secret" not in json.dumps(full)
+            assert "phc_other" not in json.dumps(full)
+        bodies = [json.loads(e["body"]["text"]) for e in log["requests"]]
+        assert bodies[0] == {"api_key": "phc_[redacted]", "distinct_id": "d"}
+        assert bodies[1]["token"] == "phc_[redacted]"
+
+    async def test_a_truncated_answer_is_kept_as_far_as_it_was_sent(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await unreadable(client, {**AUTH, "X-Svc-Test-Fault": "truncated"})
+
+        full = await newest(client)
+        sent, declared = full["answer"]["body"]["bytes"], full["answer"]["headers"]
+        assert sent == int(declared["Content-Length"]) // 2  # the half it sent, of all it said
+        assert full["fault"]["mode"] == "truncated"
+
+    async def test_a_request_given_no_answer_has_none(self, client: TestClient[Any, Any]) -> None:
+        await unreadable(client, {**AUTH, "X-Svc-Test-Fault": "reset"})
+
+        full = await newest(client)
+        assert (full["status"], full["answer"], full["answerBytes"]) == (None, None, None)
+
+    async def test_an_unknown_path_says_what_it_resembles(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await client.post("/v1/flags/evaluat", json={}, headers=AUTH)
+
+        log = await json_of(await client.get("/_test/requests"))
+        (entry,) = log["requests"]
+        assert entry["route"] is None
+        assert entry["unmatched"].endswith("did you mean POST /v1/flags/evaluate?")
+
+    async def test_a_request_no_longer_kept_is_a_404_that_says_why(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        for seq in ("999", "abc"):
+            answer = await client.get(f"/_test/requests/{seq}")
+            assert answer.status == 404
+            assert (await answer.json())["message"].startswith(f"seq: no request '{seq}'")
+
+
+class TestCurl:
+    async def test_the_curl_line_sends_the_same_request_again(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        sent = {"events": [{"type": "exposure", "targetingKey": "it's", "flagKey": "k"}]}
+        headers = {**AUTH, "X-Svc-Test-Namespace": "replay", "Content-Encoding": "gzip"}
+        await client.post(
+            CAPTURE + "?trace=1", data=gzip.compress(json.dumps(sent).encode()), headers=headers
+        )
+        original = await newest(client, "/ns/replay")
+
+        shell = await asyncio.create_subprocess_exec(
+            "bash", "-c", original["curl"], stdout=asyncio.subprocess.PIPE
+        )
+        printed, _ = await shell.communicate()
+
+        assert shell.returncode == 0
+        assert json.loads(printed) == {"ok": True, "accepted": 1}
+        again = await newest(client, "/ns/replay")
+        assert again["seq"] != original["seq"]
+        for field in ("method", "path", "query", "route", "status"):
+            assert again[field] == original[field]
+        assert json.loads(again["body"]["text"]) == sent
+        assert again["headers"]["authorization"] == "Bearer [redacted]"
+        assert again["curl"] == original["curl"]
+
+    async def test_it_never_holds_a_key(self, client: TestClient[Any, Any]) -> None:
+        await client.get("/flags/definitions?token=phc_secret", headers={"X-Api-Key": "sk_1"})
+        await client.post("/flags/", json={"api_key": "phc_secret", "distinct_id": "d"})
+
+        log = await json_of(await client.get("/_test/requests?bodies=true"))
+        curls = [entry["curl"] for entry in log["requests"]]
+        assert not any("secret" in curl or "sk_1" in curl for curl in curls)
+        assert "token=phc_[redacted]" in curls[0]
+
+
+class TestTheBoundInBytes:
+    async def test_the_oldest_requests_go_once_their_bodies_weigh_too_much(
+        self, aiohttp_client: AiohttpClient
+    ) -> None:
+        client = await aiohttp_client(create_app(StubConfig(max_recorded_bytes=50_000)))
+        for i in range(10):
+            padding = "x" * 10_000
+            await client.post(CAPTURE, json={"events": [], "pad": padding, "i": i}, headers=AUTH)
+
+        log = await json_of(await client.get("/_test/requests"))
+        kept = log["requests"]
+        assert 3 <= len(kept) < 10
+        assert log["dropped"] == 10 - len(kept)
+        assert sum(e["bodyBytes"] + e["answerBytes"] for e in kept) <= 50_000
+        last = await newest(client)
+        assert json.loads(last["body"]["text"])["i"] == 9
+
+    async def test_a_request_heavier_than_the_bound_is_still_kept_alone(
+        self, aiohttp_client: AiohttpClient
+    ) -> None:
+        client = await aiohttp_client(create_app(StubConfig(max_recorded_bytes=1_000)))
+        await client.post(CAPTURE, json={"events": [], "pad": "x" * 5_000}, headers=AUTH)
+
+        log = await json_of(await client.get("/_test/requests"))
+        assert len(log["requests"]) == 1
+        assert len((await newest(client))["body"]["text"]) > 5_000
+
+    async def test_named_namespaces_together_are_bounded_the_least_recently_used_evicted(
+        self, aiohttp_client: AiohttpClient
+    ) -> None:
+        client = await aiohttp_client(create_app(StubConfig(max_recorded_bytes=30_000)))
+        for name in ("first", "second", "third"):
+            body = {"events": [], "pad": "x" * 12_000}
+            await client.post(f"/ns/{name}{CAPTURE}", json=body, headers=AUTH)
+
+        await client.get("/ns/fourth/_test/requests")  # checked whenever a namespace is used
+        listed = await json_of(await client.get("/_test/namespaces"))
+        assert listed["recordedBytes"] <= 30_000
+        assert listed["maxRecordedBytes"] == 30_000
+        assert listed["evicted"] >= 1
+        gone = await client.get("/ns/first/_test/requests")
+        assert gone.status == 410
+        assert "--max-recorded-bytes" in (await gone.json())["message"]
+
+    async def test_a_reset_gives_its_bytes_back(self, aiohttp_client: AiohttpClient) -> None:
+        client = await aiohttp_client(create_app(StubConfig(max_recorded_bytes=30_000)))
+        for _ in range(5):
+            await client.post(f"/ns/a{CAPTURE}", json={"pad": "x" * 4_000}, headers=AUTH)
+            await client.post("/ns/a/_test/reset")
+
+        listed = await json_of(await client.get("/_test/namespaces"))
+        assert listed["recordedBytes"] == 0
+        assert listed["evicted"] == 0
+
+
+class TestTheFeed:
+    async def test_the_first_look_is_everything_and_the_next_waits_for_something_new(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await client.post(CAPTURE, json={"events": [{"type": "signal", "name": "h"}]}, headers=AUTH)
+        first = await json_of(await client.get("/_test/ui/feed"))
+        assert first["fresh"] is True
+        assert [r["route"] for r in first["requests"]] == ["capture"]
+        assert first["recorded"]["svcEvents"] == [{"type": "signal", "name": "h"}]
+        assert {f["key"] for f in first["flags"]} >= {"new-checkout"}
+
+        since = first["cursor"]
+        waiting = asyncio.ensure_future(client.get(f"/_test/ui/feed?since={since}&waitMs=10000"))
+        await asyncio.sleep(0.3)
+        assert not waiting.done(), "answered with nothing new"
+        await client.post(EVALUATE, json={"flagKeys": ["new-checkout"]}, headers=AUTH)
+        later = await json_of(await asyncio.wait_for(waiting, 5))
+
+        assert later["fresh"] is False
+        assert "flags" not in later
+        assert [r["route"] for r in later["requests"]] == ["evaluate"]
+        assert later["recorded"]["svcEvents"] == []
+
+    async def test_arming_a_fault_wakes_a_waiting_page(self, client: TestClient[Any, Any]) -> None:
+        since = (await json_of(await client.get("/_test/ui/feed")))["cursor"]
+        waiting = asyncio.ensure_future(client.get(f"/_test/ui/feed?since={since}&waitMs=10000"))
+        await asyncio.sleep(0.1)
+        await client.post("/_test/fault", json={"mode": "500", "applyTo": "evaluate"})
+        later = await json_of(await asyncio.wait_for(waiting, 5))
+
+        assert [f["mode"] for f in later["faults"]] == ["500"]
+        assert later["requests"] == []
+
+    async def test_a_burst_is_one_answer(self, client: TestClient[Any, Any]) -> None:
+        since = (await json_of(await client.get("/_test/ui/feed")))["cursor"]
+        waiting = asyncio.ensure_future(client.get(f"/_test/ui/feed?since={since}&waitMs=10000"))
+        await asyncio.sleep(0.1)
+        await asyncio.gather(*(client.post(CAPTURE, json={}, headers=AUTH) for _ in range(20)))
+        later = await json_of(await asyncio.wait_for(waiting, 5))
+
+        assert len(later["requests"]) == 20
+
+    async def test_after_a_reset_the_page_starts_over(self, client: TestClient[Any, Any]) -> None:
+        await client.post(CAPTURE, json={}, headers=AUTH)
+        since = (await json_of(await client.get("/_test/ui/feed")))["cursor"]
+        await client.post("/_test/reset")
+        later = await json_of(await client.get(f"/_test/ui/feed?since={since}&waitMs=5000"))
+
+        assert later["fresh"] is True
+        assert later["requests"] == []
+
+    async def test_a_cursor_it_did_not_write_reads_as_none(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        for since in ("", "nonsense", "1.2.3", "-1.0.0.0.0.0"):
+            shown = await json_of(await client.get(f"/_test/ui/feed?since={since}&waitMs=5000"))
+            assert shown["fresh"] is True
+
+    async def test_a_page_behind_by_more_than_a_look_is_told_how_much_it_missed(
+        self, aiohttp_client: AiohttpClient, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr("stub.inspector.view.MAX_PER_LOOK", 5)
+        client = await aiohttp_client(create_app(StubConfig()))
+        for _ in range(8):
+            await client.get("/v1/nowhere")
+        shown = await json_of(await client.get("/_test/ui/feed"))
+
+        assert (len(shown["requests"]), shown["skipped"]) == (5, 3)
+        assert shown["requests"][-1]["seq"] - shown["requests"][0]["seq"] == 4
+
+    async def test_a_namespace_deleted_under_a_waiting_page_says_so(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        since = (await json_of(await client.get("/ns/gone/_test/ui/feed")))["cursor"]
+        waiting = asyncio.ensure_future(
+            client.get(f"/ns/gone/_test/ui/feed?since={since}&waitMs=10000")
+        )
+        await asyncio.sleep(0.1)
+        await client.delete("/_test/namespaces/gone")
+        answer = await asyncio.wait_for(waiting, 5)
+
+        assert answer.status == 410
+        assert "while this page watched it" in (await answer.json())["message"]
+
+    async def test_it_shows_every_namespace_and_the_management_plane_once_used(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await client.post("/ns/other/_test/fault", json={"mode": "500"})
+        shown = await json_of(await client.get("/_test/ui/feed"))
+        assert "management" not in shown
+        names = [n["name"] for n in shown["namespaces"]["namespaces"]]
+        assert names == ["default", "other"]
+
+        await client.get("/v1/projects", headers={"Authorization": "Bearer svc_org_default"})
+        shown = await json_of(await client.get("/_test/ui/feed"))
+        assert "org_default" in shown["management"]["orgs"]
+
+    async def test_a_wait_without_a_page_costs_nothing_afterwards(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        """A page that went away leaves no waiter behind once its wait ran out."""
+        app = client.app
+        assert app is not None
+
+        since = (await json_of(await client.get("/_test/ui/feed")))["cursor"]
+        await client.get(f"/_test/ui/feed?since={since}&waitMs=200")
+        assert app[NAMESPACES].default.recorded._waiters == []
+
+
+class TestThePage:
+    async def test_the_page_and_its_files_are_served_with_a_policy_that_keeps_it_home(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        page = await client.get("/_test/ui")
+        assert page.status == 200
+        assert page.content_type == "text/html"
+        policy = page.headers["Content-Security-Policy"]
+        assert "default-src 'none'" in policy
+        assert "connect-src 'self'" in policy
+        html = await page.text()
+        for asset, kind in (("inspector.js", "text/javascript"), ("inspector.css", "text/css")):
+            assert f"ui/{asset}" in html
+            served = await client.get(f"/_test/ui/{asset}")
+            assert (served.status, served.content_type) == (200, kind)
+        assert not re.search(r"(src|href)=\"(https?:)?//", html)
+
+    async def test_with_a_control_token_the_page_loads_and_its_data_needs_the_token(
+        self, aiohttp_client: AiohttpClient
+    ) -> None:
+        client = await aiohttp_client(create_app(StubConfig(control_token="sesame")))
+        for path in ("/_test/ui", "/_test/ui/inspector.js", "/ns/x/_test/ui"):
+            assert (await client.get(path)).status == 200
+        for path in ("/_test/ui/feed", "/_test/ui/snapshot", "/_test/requests/1"):
+            assert (await client.get(path)).status == 401
+        token = {"Authorization": "Bearer sesame"}
+        assert (await client.get("/_test/ui/feed", headers=token)).status == 200
+
+    async def test_the_assets_create_no_namespace(self, client: TestClient[Any, Any]) -> None:
+        await client.get("/ns/never/_test/ui/inspector.js")
+        listed = await json_of(await client.get("/_test/namespaces"))
+        assert [n["name"] for n in listed["namespaces"]] == ["default"]
+
+
+class TestTheSnapshot:
+    async def test_it_is_one_file_with_every_request_in_full_inside(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        body = {"events": [{"type": "signal", "name": "</script><script>alert(1)</script>"}]}
+        await client.post(f"/ns/snap{CAPTURE}", json=body, headers=AUTH)
+        answer = await client.get("/ns/snap/_test/ui/snapshot?download=true")
+
+        html = await answer.text()
+        assert answer.headers["Content-Disposition"] == 'attachment; filename="svc-stub-snap.html"'
+        assert "ui/inspector.js" not in html
+        assert "<style>" in html
+        assert html.count("</script>") == 2  # the inline script and the data: a body ends none
+        data = re.search(r'id="svc-stub-snapshot">(.*?)</script>', html, re.S)
+        assert data is not None
+        shown = json.loads(data.group(1))
+        (request,) = shown["requests"]
+        assert json.loads(request["body"]["text"]) == body
+        assert request["curl"].startswith("curl -sS -X POST http://")
+        assert "/ns/snap/" in request["curl"]
+        assert shown["namespace"] == "snap"
+        assert shown["snapshotAt"] <= time.time() * 1000
+
+    async def test_the_client_takes_one(self, live_stub: Any) -> None:
+        from stub.client import StubClient
+
+        stub = StubClient(live_stub.url)
+        assert "svc-stub-snapshot" in stub.snapshot()
