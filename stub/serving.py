@@ -152,7 +152,9 @@ def _record(
                 bounded_headers(request.raw_headers),
                 gone,
                 request_value(request, UPSTREAMED),
-                request._read_bytes,  # the body aiohttp read and keeps (None: never read)
+                # The body aiohttp read, kept where `read()` caches it since aiohttp 1.0 (None:
+                # never read); tests/test_inspector.py reads it back, so a change shows there.
+                request._read_bytes,
                 answer_headers,
                 answer_body,
             )

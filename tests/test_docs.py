@@ -302,14 +302,14 @@ class TestWithThePythonClientSection:
 
 
 def pytest_in_a_new_project(
-    directory: Path, name: str, example: str
+    directory: Path, name: str, example: str, *options: str
 ) -> subprocess.CompletedProcess[str]:
     """The example saved as `name` in a directory of its own and run with pytest: the plugin
     comes from the installed package, nothing else is needed."""
     (directory / name).write_text(example, encoding="utf-8")
     environment = {k: v for k, v in os.environ.items() if not k.startswith(("SVC_STUB", "PYTEST_"))}
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", name],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *options, name],
         capture_output=True,
         text=True,
         timeout=120,
@@ -341,6 +341,41 @@ class TestInPytestSection:
         done = pytest_in_a_new_project(tmp_path, "test_checkout.py", example)
         assert done.returncode == 0, done.stdout + done.stderr
         assert "2 passed" in done.stdout
+
+
+class TestTheInspectorGuide:
+    def test_the_journal_in_full_prints_what_the_guide_shows(
+        self, fresh_stub: SpawnedStub
+    ) -> None:
+        (block,) = shell_blocks("## The same, without a browser")
+        results = run(block, fresh_stub.url)
+        checked = [(step, out) for step, out in results if step.expected is not None]
+        assert len(checked) == 2
+        for step, output in checked:
+            assert matches(output, step.expected), f"{step.script}\nprinted {output}"
+
+    def test_a_failed_test_leaves_the_page_its_report_names(self, tmp_path: Path) -> None:
+        text = docs_text()
+        section = text[text.index("\n## A failed test's journal\n") :]
+        command, report = re.findall(r"```(?:sh|text)\n(.*?)```", section, re.S)[:2]
+        assert command.strip() == "pytest --svc-stub-journal journals"
+        failing = (
+            "def test_checkout_reads_the_flag(svc_stub):\n"
+            "    svc_stub.arm('500', apply_to='evaluate')\n"
+            "    assert False, 'the checkout flag read its default'\n"
+        )
+        done = pytest_in_a_new_project(tmp_path, "test_checkout.py", failing, *command.split()[1:])
+
+        assert "1 failed" in done.stdout, done.stdout + done.stderr
+        shown = [line for line in report.splitlines() if line.startswith(("--", "the stub"))]
+        header, named = shown
+        printed = done.stdout.splitlines()
+        title = header.strip("- ")  # the rule's width is the terminal's
+        assert any(line.startswith("-") and line.strip("- ") == title for line in printed)
+        page = tmp_path / "journals" / "test_checkout.py_test_checkout_reads_the_flag.html"
+        expected = named.replace("/home/me/shop", str(tmp_path))
+        assert expected in printed, done.stdout
+        assert '"mode":"500"' in page.read_text(encoding="utf-8")
 
 
 class TestTheJournalExample:
@@ -574,6 +609,14 @@ RUN_BY: dict[tuple[str, str], str] = {
      "FireweaveRemoteAdapter, FireweaveRuntime"): "TestWithThePythonClientSection",
     ("docs/guides/ci.md", "svc-stub --port 3901 &"): "TestTheCiGuide",
     ("docs/guides/ci.md", "# .github/workflows/tests.yml"): "TestPartialBlocks.test_workflows",
+    ("docs/guides/inspector.md", "S=http://127.0.0.1:3901"): "TestTheInspectorGuide",
+    ("docs/guides/inspector.md", "pytest --svc-stub-journal journals"):
+        "TestTheInspectorGuide.test_a_failed_test_leaves_the_page_its_report_names",
+    ("docs/guides/inspector.md", "_____________________________ test_checkout_reads_the_flag "
+     "_____________________________"):
+        "TestTheInspectorGuide.test_a_failed_test_leaves_the_page_its_report_names",
+    ("docs/guides/inspector.md", "# .github/workflows/tests.yml (the steps that matter)"):
+        "TestPartialBlocks.test_workflows",
     ("docs/guides/client-libraries.md", "pip install fireweave==0.1.0"):
         "TestCheckingAClientLibrarySection",
     ("docs/guides/client-libraries.md", "from fireweave import ("):

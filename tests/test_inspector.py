@@ -403,3 +403,25 @@ class TestTheSnapshot:
 
         stub = StubClient(live_stub.url)
         assert "svc-stub-snapshot" in stub.snapshot()
+
+
+class TestTheClients:
+    async def test_the_async_client_reads_a_request_in_full_and_a_snapshot(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        from stub.client import AsyncStubClient
+
+        await client.post(CAPTURE, data=b"\xff{", headers=AUTH)
+        await client.post(CAPTURE, json={"events": []}, headers=AUTH)
+        stub = AsyncStubClient(str(client.make_url("")))
+        try:
+            binary, served = await stub.requests()
+            full = await stub.request(served.seq)
+            assert (full.body, full.answer_status) == ('{"events": []}', 200)
+            assert full.answer_body == '{"ok":true,"accepted":0}'
+            assert full.curl.endswith("--data-binary '{\"events\": []}'")
+            assert (await stub.request(binary.seq)).body == b"\xff{"
+            assert (served.body_bytes, served.answer_bytes) == (14, 24)
+            assert "svc-stub-snapshot" in await stub.snapshot()
+        finally:
+            await stub.close()

@@ -122,6 +122,20 @@ class TestForwarding:
         assert through.upstream_ms <= through.duration_ms
         assert (arrived.route, arrived.status) == ("evaluate", 200)
 
+    def test_the_journal_shows_the_body_sent_and_the_upstreams_answer_in_full(
+        self, proxy: SpawnedStub, upstream: SpawnedStub
+    ) -> None:
+        status, answered = request(proxy.url + "/v1/flags/evaluate", EVALUATE, bearer(KEY))
+        (through,) = StubClient(proxy.url).requests()
+        full = StubClient(proxy.url).request(through.seq)
+
+        assert (status, full.answer_status, full.request.upstream_status) == (200, 200, 200)
+        assert isinstance(full.body, str)
+        assert isinstance(full.answer_body, str)
+        assert json.loads(full.body) == EVALUATE
+        assert json.loads(full.answer_body) == answered
+        assert "from-staging" in full.answer_body
+
     def test_a_capture_is_forwarded_once_and_recorded_once(
         self, proxy: SpawnedStub, upstream: SpawnedStub, open_fireweave: OpenFireweave
     ) -> None:

@@ -310,6 +310,17 @@ async function copyText(text, button) {
   setTimeout(() => { button.textContent = "Copy as curl"; }, 1500);
 }
 
+function recordedTable(title, items, headings, cells) {
+  // The newest first; a long list shows its newest MAX_ROWS_DRAWN and says how many more.
+  const shown = items.slice(-MAX_ROWS_DRAWN).reverse();
+  const more = items.length - shown.length;
+  return [
+    h("h2", {}, `${title} (${items.length})`),
+    table(headings, shown.map(cells)),
+    more ? h("p", { class: "note" }, `${more} older not drawn`) : null,
+  ];
+}
+
 function drawRecorded() {
   const { events, svcEvents, targets } = page.recorded;
   const exposures = svcEvents.filter((e) => e.type === "exposure");
@@ -317,16 +328,16 @@ function drawRecorded() {
   const others = svcEvents.filter((e) => e.type !== "exposure" && e.type !== "signal");
   const props = (e) => h("code", {}, json(e.properties));
   $("tab-recorded").replaceChildren(
-    h("h2", {}, `Exposures (${exposures.length})`),
-    table(["Targeting key", "Flag", "Variant", "Value"], exposures.map((e) => [e.targetingKey, e.flagKey, e.variant, json(e.value)])),
-    h("h2", {}, `Signals (${signals.length})`),
-    table(["Kind", "Name", "Targeting key", "Properties"], signals.map((e) => [(e.properties || {}).kind, e.name, e.targetingKey, props(e)])),
-    others.length ? [h("h2", {}, `Other captured events (${others.length})`),
-      table(["Type", "Event"], others.map((e) => [e.type, h("code", {}, json(e))]))] : null,
-    h("h2", {}, `Targets (${targets.length})`),
-    table(["Targeting key", "Kind", "Environment", "Properties"], targets.map((t) => [t.targetingKey, t.kind, t.environment, props(t)])),
-    h("h2", {}, `PostHog batch events (${events.length})`),
-    table(["Event", "Distinct id", "Timestamp", "Properties"], events.map((e) => [e.event, e.distinct_id, e.timestamp, props(e)])));
+    ...recordedTable("Exposures", exposures, ["Targeting key", "Flag", "Variant", "Value"],
+      (e) => [e.targetingKey, e.flagKey, e.variant, json(e.value)]),
+    ...recordedTable("Signals", signals, ["Kind", "Name", "Targeting key", "Properties"],
+      (e) => [(e.properties || {}).kind, e.name, e.targetingKey, props(e)]),
+    ...(others.length ? recordedTable("Other captured events", others, ["Type", "Event"],
+      (e) => [e.type, h("code", {}, json(e))]) : []),
+    ...recordedTable("Targets", targets, ["Targeting key", "Kind", "Environment", "Properties"],
+      (t) => [t.targetingKey, t.kind, t.environment, props(t)]),
+    ...recordedTable("PostHog batch events", events, ["Event", "Distinct id", "Timestamp", "Properties"],
+      (e) => [e.event, e.distinct_id, e.timestamp, props(e)]));
   $("count-recorded").textContent = svcEvents.length + targets.length + events.length;
 }
 
