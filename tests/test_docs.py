@@ -344,9 +344,7 @@ class TestInPytestSection:
 
 
 class TestTheInspectorGuide:
-    def test_the_journal_in_full_prints_what_the_guide_shows(
-        self, fresh_stub: SpawnedStub
-    ) -> None:
+    def test_the_journal_in_full_prints_what_the_guide_shows(self, fresh_stub: SpawnedStub) -> None:
         (block,) = shell_blocks("## The same, without a browser")
         results = run(block, fresh_stub.url)
         checked = [(step, out) for step, out in results if step.expected is not None]
