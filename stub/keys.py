@@ -60,6 +60,9 @@ def family_of(key: str) -> Family:
 
 REDACTED = "[redacted]"
 
+KEY_PREFIXES = tuple(prefix for prefix, _ in _PREFIXES)
+"""How every key of a known family begins: what a redaction looks for in free text."""
+
 
 def redacted(key: str) -> str:
     """A key with only its family's prefix left (`phc_[redacted]`), so a reader can tell which

@@ -39,6 +39,9 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 PREFIXED = web.RequestKey("namespace", str)
 """The namespace named by the request's path prefix, which has been taken off its path."""
 
+NAMED_SHARE = 8
+"""A named namespace keeps at most 1/NAMED_SHARE of `--max-recorded-bytes` of bodies."""
+
 MAX_REMEMBERED_EVICTIONS = 10_000
 """Evicted names remembered (so a late use is a clear 410, not a fresh, empty namespace)."""
 
@@ -107,6 +110,21 @@ class Namespaces:
         """A control request's namespace: by prefix or header only (keys never choose it)."""
         name = _named_by(request)
         return self.default if name is None else self.named(name)
+
+    def pick_existing(self, request: web.Request) -> StubState:
+        """The namespace a control request names, only if it exists: watching one creates
+        nothing (a 404, or the 410 of an evicted one)."""
+        name = _named_by(request)
+        if name is None or name == DEFAULT:
+            return self.default
+        state = self._named.get(name)
+        if state is None:
+            if name in self._evicted:
+                return self.named(name)  # its 410, which says why
+            message = f"namespace: no namespace {name!r} (not made yet, or deleted)"
+            raise ApiError(404, "NOT_FOUND", message)
+        self._named.move_to_end(name)
+        return state
 
     async def pick_by_body_key(self, request: web.Request) -> StubState:
         """The namespace of the project key a vendor request carries in its body."""
@@ -231,7 +249,8 @@ class Namespaces:
             oldest = self._least_recently_used_idle(keep)
             if oldest is None:
                 return
-            self._evict(oldest, "recorded entries")
+            over_bytes = self._tally.bytes > self.config.max_recorded_bytes
+            self._evict(oldest, "bytes of recorded bodies" if over_bytes else "recorded entries")
 
     def _over_bounds(self) -> bool:
         tally, config = self._tally, self.config
@@ -284,7 +303,19 @@ class Namespaces:
         return self.default if any(keys) or not request.body_exists else None
 
     def _new(self, served: Served, max_recorded: int, tally: Tally | None = None) -> StubState:
-        return StubState(self.config, served, seq=self._seq, max_recorded=max_recorded, tally=tally)
+        """The default namespace may keep all `--max-recorded-bytes` of bodies; a named one an
+        eighth, so one heavy test cannot take the whole pool that named ones share."""
+        max_bytes = self.config.max_recorded_bytes
+        if tally is not None:
+            max_bytes = max(1, max_bytes // NAMED_SHARE)
+        return StubState(
+            self.config,
+            served,
+            seq=self._seq,
+            max_recorded=max_recorded,
+            max_recorded_bytes=max_bytes,
+            tally=tally,
+        )
 
 
 def name_of(request: web.Request) -> str:

@@ -224,11 +224,13 @@ def _warn(request: web.Request, response: web.StreamResponse | None, warning: st
         response.headers[WARNING_HEADER] = warning
 
 
-def in_namespace(namespaces: Namespaces, handler: Handler) -> Handler:
-    """A control route that acts on the namespace the request names (prefix or header)."""
+def in_namespace(namespaces: Namespaces, handler: Handler, *, creates: bool = True) -> Handler:
+    """A control route that acts on the namespace the request names (prefix or header),
+    made on first use; or, not `creates`, only one that exists (to watch it)."""
+    pick = namespaces.pick_explicit if creates else namespaces.pick_existing
 
     async def route(request: web.Request) -> web.StreamResponse:
-        state = request[REQUEST_STATE] = namespaces.pick_explicit(request)
+        state = request[REQUEST_STATE] = pick(request)
         state.in_flight += 1  # a long-poll keeps its namespace from eviction
         try:
             return await handler(request)

@@ -3,6 +3,7 @@ store), armed faults and what clients sent; `reset()` returns it to its start-up
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
@@ -116,6 +117,7 @@ class StubState:
         *,
         seq: Iterator[int],
         max_recorded: int,
+        max_recorded_bytes: int,
         tally: Tally | None = None,
     ) -> None:
         self.config = config
@@ -130,7 +132,7 @@ class StubState:
         """Events of runtime `/v1/capture` requests."""
         self.targets: BoundedLog[Json] = BoundedLog(max_recorded, fire, tally)
         self.requests: BoundedLog[RequestRecord] = BoundedLog(
-            max_recorded, fire, tally, size=recorded_bytes, max_bytes=config.max_recorded_bytes
+            max_recorded, fire, tally, size=recorded_bytes, max_bytes=max_recorded_bytes
         )
         self.faults = ArmedFaults()
         self._management: ManagementStore | None = None
@@ -151,6 +153,9 @@ class StubState:
         no bound evicts it."""
         self.gone: str | None = None
         """Why the namespace no longer exists (deleted, evicted): its waiters are told so."""
+        self.origin = secrets.randbits(31)
+        """Tells this namespace from any other that ever had its name, in this process or a
+        stub restarted on the same port (a page watching it must start over)."""
         self.version = 0
         """Counts changes made from the control side (fixtures, faults, limits, a seed), so a
         page watching the namespace knows to look again."""

@@ -141,6 +141,65 @@ class TestTheJournalInFull:
             assert (await answer.json())["message"].startswith(f"seq: no request '{seq}'")
 
 
+class TestKeysInBodies:
+    async def redacted_body(self, client: TestClient[Any, Any], path: str, sent: bytes) -> str:
+        await client.post(path, data=sent, headers={"Content-Type": "application/json"})
+        full = await newest(client)
+        assert "secret" not in json.dumps(full)
+        text: str = full["body"]["text"]
+        return text
+
+    @pytest.mark.parametrize(
+        ("sent", "shown"),
+        [
+            (b'{"api_key": "phc_secret1", "x": 1}', '{"api_key": "phc_[redacted]", "x": 1}'),
+            (b'{"api_key":"phc_secret1",}', '{"api_key":"phc_[redacted]",}'),  # not JSON
+            (b'{"token":"any-secret","token":5}', '{"token":"[redacted]","token":5}'),
+            (b'[{"properties": {"token": "secret"}}]', '[{"properties": {"token": "[redacted]"}}]'),
+            (b"api_key=phc_secret&x=1", "api_key=phc_[redacted]&x=1"),
+            (
+                b'{"note": "sent svc_org_secret9 by mistake"}',
+                '{"note": "sent svc_org_[redacted] by mistake"}',
+            ),
+        ],
+    )
+    async def test_a_key_reads_as_its_family_and_the_rest_as_sent(
+        self, client: TestClient[Any, Any], sent: bytes, shown: str
+    ) -> None:
+        assert await self.redacted_body(client, "/batch/", sent) == shown
+
+    async def test_a_body_nested_too_deep_to_write_back_still_reads(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        sent = b'{"api_key":"phc_secret","a":' + b"[" * 300 + b"]" * 300 + b"}"
+        shown = await self.redacted_body(client, "/batch/", sent)
+        assert shown.startswith('{"api_key":"phc_[redacted]","a":[[[')
+        assert (await client.get("/_test/ui/snapshot")).status == 200
+
+    async def test_a_key_in_any_header_reads_as_its_family(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await client.get("/v1/nowhere", headers={"X-Forwarded-Key": "project-api-key_secret"})
+        full = await newest(client)
+        assert full["headers"]["x-forwarded-key"] == "project-api-key_[redacted]"
+        assert "secret" not in full["curl"]
+
+    async def test_per_key_rate_limits_show_only_the_family(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        limits = {"perSecond": 10, "perKey": {"phc_secret": 5, "phc_other": 1}}
+        await client.post("/_test/rate-limit", json=limits)
+        shown = await json_of(await client.get("/_test/ui/feed"))
+        assert "secret" not in json.dumps(shown)
+        assert shown["rateLimit"] == {
+            "perSecond": 10,
+            "perKey": [
+                {"key": "phc_[redacted] #1", "perSecond": 5},
+                {"key": "phc_[redacted] #2", "perSecond": 1},
+            ],
+        }
+
+
 class TestCurl:
     async def test_the_curl_line_sends_the_same_request_again(
         self, client: TestClient[Any, Any]
@@ -166,6 +225,31 @@ class TestCurl:
         assert json.loads(again["body"]["text"]) == sent
         assert again["headers"]["authorization"] == "Bearer [redacted]"
         assert again["curl"] == original["curl"]
+
+    @pytest.mark.parametrize(
+        ("method", "path", "body"),
+        [
+            ("GET", "/v1/nowhere?filter[name]=x&token=phc_secret", None),
+            ("POST", CAPTURE, b"\xff{not utf-8"),
+            ("HEAD", "/v1/nowhere", None),
+            ("POST", CAPTURE, b"{'quoted': \"it's\"}\n"),
+        ],
+    )
+    async def test_any_request_comes_again_as_it_came(
+        self, client: TestClient[Any, Any], method: str, path: str, body: bytes | None
+    ) -> None:
+        await client.request(method, path, data=body, headers={"X-Svc-Test-Namespace": "again"})
+        original = await newest(client, "/ns/again")
+
+        shell = await asyncio.create_subprocess_exec(
+            "bash", "-c", original["curl"], stdout=asyncio.subprocess.DEVNULL
+        )
+        assert await asyncio.wait_for(shell.wait(), 10) == 0
+
+        again = await newest(client, "/ns/again")
+        assert again["seq"] == original["seq"] + 1
+        for field in ("method", "path", "query", "route", "status", "body", "bodyBytes"):
+            assert again[field] == original[field], field
 
     async def test_it_never_holds_a_key(self, client: TestClient[Any, Any]) -> None:
         await client.get("/flags/definitions?token=phc_secret", headers={"X-Api-Key": "sk_1"})
@@ -220,6 +304,18 @@ class TestTheBoundInBytes:
         gone = await client.get("/ns/first/_test/requests")
         assert gone.status == 410
         assert "--max-recorded-bytes" in (await gone.json())["message"]
+
+    async def test_a_named_namespace_keeps_an_eighth_of_the_pool(
+        self, aiohttp_client: AiohttpClient
+    ) -> None:
+        client = await aiohttp_client(create_app(StubConfig(max_recorded_bytes=80_000)))
+        for _ in range(10):
+            await client.post(f"/ns/heavy{CAPTURE}", json={"pad": "x" * 4_000}, headers=AUTH)
+
+        log = await json_of(await client.get("/ns/heavy/_test/requests"))
+        kept = log["requests"]
+        assert sum(e["bodyBytes"] + e["answerBytes"] for e in kept) <= 10_000
+        assert len(kept) == 2
 
     async def test_a_reset_gives_its_bytes_back(self, aiohttp_client: AiohttpClient) -> None:
         client = await aiohttp_client(create_app(StubConfig(max_recorded_bytes=30_000)))
@@ -283,10 +379,57 @@ class TestTheFeed:
         assert later["fresh"] is True
         assert later["requests"] == []
 
+    async def test_a_namespace_made_again_under_its_name_is_a_fresh_look(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        for _ in range(3):
+            await client.post(f"/ns/again{CAPTURE}", json={}, headers=AUTH)
+        since = (await json_of(await client.get("/ns/again/_test/ui/feed")))["cursor"]
+        await client.delete("/_test/namespaces/again")
+        await client.post(f"/ns/again{CAPTURE}", json={}, headers=AUTH)
+
+        later = await json_of(
+            await client.get(f"/ns/again/_test/ui/feed?since={since}&waitMs=5000")
+        )
+        assert later["fresh"] is True
+        assert len(later["requests"]) == 1
+
+    async def test_a_cursor_ahead_of_the_namespace_is_a_fresh_look(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await client.post(CAPTURE, json={}, headers=AUTH)
+        origin, generation, *_ = (await json_of(await client.get("/_test/ui/feed")))[
+            "cursor"
+        ].split(".")
+        since = f"{origin}.{generation}.9.0.0.0.0"
+        later = await json_of(await client.get(f"/_test/ui/feed?since={since}&waitMs=5000"))
+        assert later["fresh"] is True
+        assert len(later["requests"]) == 1
+
+    async def test_what_the_journal_dropped_long_ago_is_not_skipped(
+        self, aiohttp_client: AiohttpClient
+    ) -> None:
+        client = await aiohttp_client(create_app(StubConfig(max_recorded=3)))
+        for _ in range(8):
+            await client.get("/v1/nowhere")
+        shown = await json_of(await client.get("/_test/ui/feed"))
+        assert (len(shown["requests"]), shown["skipped"], shown["journal"]["dropped"]) == (3, 0, 5)
+
+    async def test_watching_a_namespace_creates_none(self, client: TestClient[Any, Any]) -> None:
+        for path in ("/ns/typo/_test/ui/feed", "/ns/typo/_test/ui/snapshot"):
+            answer = await client.get(path)
+            assert answer.status == 404
+            assert (await answer.json())["message"] == (
+                "namespace: no namespace 'typo' (not made yet, or deleted)"
+            )
+        assert (await client.get("/ns/typo/_test/ui")).status == 200  # the page waits for it
+        listed = await json_of(await client.get("/_test/namespaces"))
+        assert [n["name"] for n in listed["namespaces"]] == ["default"]
+
     async def test_a_cursor_it_did_not_write_reads_as_none(
         self, client: TestClient[Any, Any]
     ) -> None:
-        for since in ("", "nonsense", "1.2.3", "-1.0.0.0.0.0"):
+        for since in ("", "nonsense", "1.2.3", "-1.0.0.0.0.0.0"):
             shown = await json_of(await client.get(f"/_test/ui/feed?since={since}&waitMs=5000"))
             assert shown["fresh"] is True
 
@@ -305,6 +448,7 @@ class TestTheFeed:
     async def test_a_namespace_deleted_under_a_waiting_page_says_so(
         self, client: TestClient[Any, Any]
     ) -> None:
+        await client.post("/_test/namespaces", json={"name": "gone"})
         since = (await json_of(await client.get("/ns/gone/_test/ui/feed")))["cursor"]
         waiting = asyncio.ensure_future(
             client.get(f"/ns/gone/_test/ui/feed?since={since}&waitMs=10000")
@@ -384,6 +528,7 @@ class TestTheSnapshot:
         answer = await client.get("/ns/snap/_test/ui/snapshot?download=true")
 
         html = await answer.text()
+        assert (await client.get("/ns/snap/_test/ui/snapshot?download=yes")).status == 400
         assert answer.headers["Content-Disposition"] == 'attachment; filename="svc-stub-snap.html"'
         assert "ui/inspector.js" not in html
         assert "<style>" in html
@@ -393,7 +538,7 @@ class TestTheSnapshot:
         shown = json.loads(data.group(1))
         (request,) = shown["requests"]
         assert json.loads(request["body"]["text"]) == body
-        assert request["curl"].startswith("curl -sS -X POST http://")
+        assert request["curl"].startswith("curl -sS --globoff -X POST http://")
         assert "/ns/snap/" in request["curl"]
         assert shown["namespace"] == "snap"
         assert shown["snapshotAt"] <= time.time() * 1000

@@ -279,7 +279,7 @@ def test_a_snapshot_opens_with_no_stub_running(browser: Browser, tmp_path: Path)
     expect(rows).to_have_count(2)
     rows.nth(1).click()
     expect(page.locator("#request-body")).to_contain_text('"name": "health"')
-    expect(page.locator("#curl")).to_contain_text("curl -sS -X POST")
+    expect(page.locator("#curl")).to_contain_text("curl -sS --globoff -X POST")
     expect(page.locator("#pause")).to_be_hidden()
     assert asked == [saved.as_uri()]
     context.close()

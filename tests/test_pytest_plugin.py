@@ -855,7 +855,7 @@ class TestTheJournalOfAFailedTest:
 
         result.assert_outcomes(passed=1, failed=2)
         (page,) = (pytester.path / "journals").iterdir()
-        assert page.name == "test_inner.py_test_fails.html"
+        assert re.fullmatch(r"test_inner\.py_test_fails-[0-9a-f]{8}\.html", page.name)
         result.stdout.fnmatch_lines(
             ["*- svc-stub journal -*", f"the stub's journal of this test: {page} (open it*"]
         )
@@ -889,6 +889,21 @@ class TestTheJournalOfAFailedTest:
         assert len(pages) == 4
         for n, page in enumerate(pages):
             assert snapshot_data(page)["recorded"]["targets"] == [{"targetingKey": f"user-{n}"}]
+
+    def test_tests_whose_ids_read_alike_keep_a_page_each(self, pytester: pytest.Pytester) -> None:
+        write_tests(
+            pytester,
+            """
+            @pytest.mark.parametrize("word", ["a b", "a/b", "a:b"])
+            def test_fails(svc_stub, word):
+                assert False
+            """,
+        )
+        run(pytester, "--svc-stub-journal", "out").assert_outcomes(failed=3)
+
+        pages = {page.name.rsplit("-", 1)[0] for page in (pytester.path / "out").iterdir()}
+        assert len(list((pytester.path / "out").iterdir())) == 3
+        assert pages == {"test_inner.py_test_fails_a_b"}
 
     def test_the_in_process_stub_leaves_one_too(self, pytester: pytest.Pytester) -> None:
         pytester.makeini(TestInProcess.ASYNC_INI)

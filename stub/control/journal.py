@@ -5,6 +5,7 @@ body it sent and the answer it got, and a curl line that sends it again."""
 from __future__ import annotations
 
 import base64
+import re
 import shlex
 import urllib.parse
 from collections.abc import Mapping
@@ -12,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from stub.keys import REDACTED, redacted
+from stub.keys import KEY_PREFIXES, REDACTED, redacted
 from stub.state import RawHeaders, RequestRecord
 from stub.wire import redacted_query
 
@@ -74,21 +75,32 @@ def in_full(record: RequestRecord, origin: float, base_url: str) -> dict[str, An
 
 
 def curl(record: RequestRecord, base_url: str) -> str:
-    """One line for a shell; only the headers that say what the request is (not how it
-    travelled: the body is given decoded, so no Content-Encoding)."""
+    """One line for bash; only the headers that say what the request is (not how it
+    travelled: the body is given decoded, so no Content-Encoding). `--globoff`: a redacted
+    key's brackets are not a curl URL pattern."""
     method, raw_path, raw_headers, body = record[1], record[2], record[9], record[12]
     path, _, query = raw_path.partition("?")
     target = base_url.rstrip("/") + path
     if query:
         target += "?" + urllib.parse.urlencode(redacted_query(query), doseq=True, safe="[]")
-    words = ["curl", "-sS", "-X", method, target]
+    how = ["--head"] if method == "HEAD" else ["-X", method]  # -X HEAD waits for a body
+    words = ["curl", "-sS", "--globoff", *how, target]
     for name, value in headers(raw_headers).items():
         if name not in _TRAVEL_HEADERS:
             words += ["-H", f"{name}: {value}"]
+    line = shlex.join(words)
     shown = _redacted_body(body)
     if shown:
-        words += ["--data-binary", shown.decode("utf-8", errors="replace")]
-    return shlex.join(words)
+        line += " --data-binary " + _shell_word(shown)
+    return line
+
+
+def _shell_word(data: bytes) -> str:
+    """Bytes as one bash word: quoted text, or for bytes that are not UTF-8, `$'\\xff...'`."""
+    try:
+        return shlex.quote(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return "$'" + "".join(f"\\x{byte:02x}" for byte in data) + "'"
 
 
 _TRAVEL_HEADERS = frozenset(
@@ -106,32 +118,30 @@ _TRAVEL_HEADERS = frozenset(
     }
 )
 
+_BODY_MEMBER = re.compile(rb'("(?:api_key|token)"\s*:\s*")((?:[^"\\]|\\.)*)"')
+"""Where posthog puts the project key in a JSON body (`api_key`, or `token`; not `key`: a
+control point's name), at any depth, found in the text so that a body that does not parse
+(the 400 a user opens the journal to understand) is redacted too."""
+_FORM_FIELD = re.compile(rb"((?:^|&)(?:api_key|token)=)([^&]*)")
+_PREFIXED_KEY = re.compile(
+    b"(" + b"|".join(re.escape(p.encode()) for p in KEY_PREFIXES) + rb")[A-Za-z0-9._~+/=-]+"
+)
+"""A key of a known family, wherever it is in a body."""
+_PREFIXED_KEY_TEXT = re.compile(_PREFIXED_KEY.pattern.decode())
+
 
 def _redacted_body(body: bytes | None) -> bytes | None:
-    """A JSON object's key-bearing members (posthog sends `api_key` or `token`) reduced to
-    the key's family; any other body as it was sent."""
-    if not body or b'"' not in body:
+    """A body as sent, byte for byte, but for its keys, each reduced to its family: posthog's
+    `api_key` or `token` member (or form field), and any key of a known family anywhere."""
+    if not body:
         return body
-    try:
-        document = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return body
-    if not isinstance(document, dict):
-        return body
-    secret = [name for name, value in document.items() if _is_secret(name, value)]
-    if not secret:
-        return body
-    for name in secret:
-        document[name] = redacted(document[name])
-    return orjson.dumps(document)
+    shown = _BODY_MEMBER.sub(lambda m: m[1] + _redacted_bytes(m[2]) + b'"', body)
+    shown = _FORM_FIELD.sub(lambda m: m[1] + _redacted_bytes(m[2]), shown)
+    return _PREFIXED_KEY.sub(lambda m: m[1] + REDACTED.encode(), shown)
 
 
-_BODY_KEYS = frozenset({"api_key", "token"})
-"""Where posthog puts the project key in a body (not `key`: a control point's name)."""
-
-
-def _is_secret(name: str, value: object) -> bool:
-    return name in _BODY_KEYS and isinstance(value, str)
+def _redacted_bytes(value: bytes) -> bytes:
+    return redacted(value.decode("utf-8", errors="replace")).encode()
 
 
 def _text(body: bytes | None) -> dict[str, Any] | None:
@@ -187,4 +197,4 @@ def _redacted(name: str, value: str) -> str:
         return "; ".join(
             f"{part.partition('=')[0].strip()}={REDACTED}" for part in value.split(";") if part
         )
-    return value
+    return _PREFIXED_KEY_TEXT.sub(lambda m: m[1] + REDACTED, value)  # a key in any header

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from stub.control.routes import MAX_WAIT_MS, query_int
+from stub.control.routes import MAX_WAIT_MS, query_flag, query_int
 from stub.faults.modes import FaultMode
 from stub.inspector.view import Cursor, in_detail, summaries, view
 from stub.namespaces import NAMESPACES, Namespaces, base_url, name_of
@@ -25,7 +25,9 @@ routes = web.RouteTableDef()
 PUBLIC = frozenset({"ui", "ui_asset"})
 """The page and its files hold no data: served without the control token, so a browser can
 load them; the page then asks for the token once and sends it with every data request."""
-NO_NAMESPACE = frozenset({"ui_asset"})
+NO_NAMESPACE = frozenset({"ui", "ui_asset"})
+"""The page and its files name no namespace to the stub; the feed and the snapshot watch one
+that exists, and create none."""
 
 COALESCE_S = 0.2
 """Once something changed, how long the feed waits for more before answering: a burst of
@@ -76,19 +78,41 @@ async def feed(request: web.Request) -> web.Response:
 async def snapshot(request: web.Request) -> web.Response:
     """The page as one file, with this namespace's journal in full inside: it opens in a
     browser with no stub running (`?download=true` asks the browser to save it)."""
-    name = name_of(request)
-    html = snapshot_page(request.app[NAMESPACES], state_of(request), name, base_url(request))
+    name, base = name_of(request), base_url(request)
+    namespaces = request.app[NAMESPACES]
+    shown = _snapshot_view(namespaces, state_of(request), name, base)
+    detail = in_detail(namespaces, base)
+    rendered = []
+    for n, record in enumerate(shown["requests"], 1):
+        rendered.append(detail(record))
+        if n % _RENDERED_AT_ONCE == 0:
+            await asyncio.sleep(0)  # a whole journal is a lot: other requests go on meanwhile
     headers = {"Content-Security-Policy": _SNAPSHOT_POLICY}
-    if request.query.get("download", "").lower() in ("true", "1"):
+    if query_flag(request, "download"):
         headers["Content-Disposition"] = f'attachment; filename="svc-stub-{name}.html"'
-    return _html(html, headers)
+    return _html(_snapshot_html(shown | {"requests": rendered}), headers)
+
+
+_RENDERED_AT_ONCE = 200
 
 
 def snapshot_page(namespaces: Namespaces, state: StubState, name: str, base: str) -> str:
     """One namespace's page as a self-contained file: its script, its style and its whole
     view (every kept request in full) inside; `base` is where clients reach the namespace."""
-    shown = view(state, namespaces, name, None, in_detail(namespaces, base), everything=True)
-    shown = _with_context(shown, namespaces, base) | {"snapshotAt": round(time.time() * 1000)}
+    shown = _snapshot_view(namespaces, state, name, base)
+    detail = in_detail(namespaces, base)
+    return _snapshot_html(shown | {"requests": [detail(r) for r in shown["requests"]]})
+
+
+def _snapshot_view(
+    namespaces: Namespaces, state: StubState, name: str, base: str
+) -> dict[str, Any]:
+    """Everything the namespace keeps, its requests still as recorded (rendered after)."""
+    shown = view(state, namespaces, name, None, lambda record: record, everything=True)
+    return _with_context(shown, namespaces, base) | {"snapshotAt": round(time.time() * 1000)}
+
+
+def _snapshot_html(shown: dict[str, Any]) -> str:
     data = orjson.dumps(shown).replace(b"<", b"\\u003c").decode()  # never ends the <script>
     head = f"<style>{_asset('inspector.css')}</style><script>{_asset('inspector.js')}</script>"
     return _page(

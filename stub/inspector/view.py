@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 from stub.control.journal import entry, in_full
 from stub.control.recording import BoundedLog
+from stub.keys import redacted
 from stub.namespaces import Namespaces
 from stub.runtime.flags import Flag
 from stub.state import RequestRecord, StubState
@@ -20,10 +21,12 @@ that fell behind by more is told how many it missed, never sent the whole backlo
 
 
 class Cursor(NamedTuple):
-    """How far a page has seen a namespace: its reset count, how many items each log has
-    taken since then, and its control-side version (fixtures, faults, limits). Opaque to the
-    page: it sends back the string it was given."""
+    """How far a page has seen a namespace: which one (a namespace deleted and made again, or
+    a stub restarted on the same port, is another), its reset count, how many items each log
+    has taken since then, and its control-side version (fixtures, faults, limits). Opaque to
+    the page: it sends back the string it was given."""
 
+    origin: int = -1
     generation: int = -1
     requests: int = 0
     events: int = 0
@@ -34,6 +37,7 @@ class Cursor(NamedTuple):
     @classmethod
     def of(cls, state: StubState) -> Cursor:
         return cls(
+            state.origin,
             state.generation,
             state.requests.total(),
             state.events.total(),
@@ -53,13 +57,33 @@ class Cursor(NamedTuple):
     def __str__(self) -> str:
         return ".".join(map(str, self))
 
+    def leads_to(self, now: Cursor) -> bool:
+        """`now` is this same namespace later on: nothing the page holds is stale."""
+        same = (self.origin, self.generation) == (now.origin, now.generation)
+        return same and all(
+            seen <= current for seen, current in zip(self[2:], now[2:], strict=True)
+        )
+
+
+def _kept_before(state: StubState) -> Cursor:
+    """A cursor just before everything the namespace keeps: a fresh look sends all of it, and
+    what the logs dropped long ago is not counted as skipped."""
+    return Cursor(
+        state.origin,
+        state.generation,
+        state.requests.dropped,
+        state.events.dropped,
+        state.svc_events.dropped,
+        state.targets.dropped,
+    )
+
 
 def view(
     state: StubState,
     namespaces: Namespaces,
     name: str,
     since: Cursor | None,
-    request_json: Callable[[RequestRecord], dict[str, Any]],
+    request_json: Callable[[RequestRecord], object],
     *,
     everything: bool = False,
 ) -> dict[str, Any]:
@@ -67,8 +91,8 @@ def view(
     request (a summary for the live page, in full for a snapshot). At most MAX_PER_LOOK
     requests, or with `everything`, all the journal keeps."""
     now = Cursor.of(state)
-    fresh = since is None or since.generation != now.generation
-    seen = Cursor() if fresh or since is None else since
+    fresh = since is None or not since.leads_to(now)
+    seen = _kept_before(state) if fresh or since is None else since
     most = None if everything else MAX_PER_LOOK
     requests, skipped = _newest(state.requests, now.requests - seen.requests, most)
     shown: dict[str, Any] = {
@@ -88,7 +112,7 @@ def view(
             "targets": _newest(state.targets, now.targets - seen.targets, most)[0],
         },
         "faults": state.faults.to_json(),
-        "rateLimit": state.limiter.limits.to_json(),
+        "rateLimit": _rate_limit(state),
         "namespaces": namespaces.to_json(),
     }
     if fresh or since is None or since.version != now.version:
@@ -114,6 +138,17 @@ def _newest(log: BoundedLog[Any], new: int, most: int | None) -> tuple[list[Any]
     kept = log.snapshot()
     wanted = min(new, len(kept), len(kept) if most is None else most)
     return (kept[len(kept) - wanted :] if wanted else []), new - wanted
+
+
+def _rate_limit(state: StubState) -> dict[str, Any]:
+    """The limits, each per-key one's key reduced to its family (with its place in the list,
+    to tell two of a family apart)."""
+    limits = state.limiter.limits
+    per_key = [
+        {"key": f"{redacted(key)} #{n}", "perSecond": rate}
+        for n, (key, rate) in enumerate(limits.per_key.items(), 1)
+    ]
+    return {"perSecond": limits.per_second, "perKey": per_key}
 
 
 def _flag(flag: Flag) -> dict[str, Any]:

@@ -10,6 +10,7 @@ options and the marker): installing svc-stub is all a suite needs.
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import re
 import secrets
@@ -97,14 +98,15 @@ def pytest_runtest_makereport(
 
 def _kept_journal(take: Callable[[], str], directory: Path, test_id: str) -> str:
     """Where the page was written, or in one line why it was not."""
-    name = re.sub(r"[^A-Za-z0-9._-]+", "_", test_id).strip("_")[:150] or "test"
-    path = directory / f"{name}.html"
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", test_id).strip("_")[:120] or "test"
+    unique = hashlib.sha256(test_id.encode()).hexdigest()[:8]  # `[a b]`, `[a/b]`: one readable
+    path = directory / f"{readable}-{unique}.html"
     try:
         page = take()
         directory.mkdir(parents=True, exist_ok=True)
         path.write_text(page, encoding="utf-8")
-    except (OSError, StubError) as exc:
-        return f"not written: {exc}"
+    except Exception as exc:  # the report says so in a line; the run goes on
+        return f"not written: {type(exc).__name__}: {exc}"
     return f"the stub's journal of this test: {path.resolve()} (open it in a browser)"
 
 

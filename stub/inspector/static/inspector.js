@@ -15,7 +15,7 @@ const page = {
   requests: [],          // summaries, newest first
   recorded: { events: [], svcEvents: [], targets: [] },
   state: {},             // the last view's faults, flags, management, namespaces
-  pending: 0,            // requests arrived while paused
+  held: [],              // views that arrived while paused, taken on resume
   open: null,            // the seq shown in detail
   details: new Map(),    // seq -> the request in full (a snapshot carries them all)
 };
@@ -75,7 +75,7 @@ async function call(path, options = {}) {
     throw new Error("the control token is needed");
   }
   const body = await answer.json().catch(() => ({}));
-  if (!answer.ok) throw new Error(body.message || `HTTP ${answer.status}`);
+  if (!answer.ok) throw Object.assign(new Error(body.message || `HTTP ${answer.status}`), { status: answer.status });
   return body;
 }
 
@@ -95,17 +95,20 @@ async function follow() {
     try {
       const since = encodeURIComponent(page.cursor);
       const shown = await call(`ui/feed?since=${since}&waitMs=${page.cursor ? WAIT_MS : 0}`);
-      take(shown);
-      setStatus(page.paused ? `paused (${page.pending} new)` : "live");
+      if (page.paused) page.held.push(shown);
+      else take(shown);
+      setStatus(page.paused ? `paused (${heldCount()} new)` : "live");
     } catch (error) {
-      if (String(error.message).includes("namespace")) {
-        setStatus(error.message);
-        return;
-      }
-      setStatus(`disconnected: ${error.message}; retrying`);
+      // 404: not made yet, or deleted; 410: gone. Either may come (back): keep looking.
+      const waiting = error.status === 404 || error.status === 410;
+      setStatus(waiting ? `${error.message}; waiting for it` : `disconnected: ${error.message}; retrying`);
       await new Promise((resolve) => setTimeout(resolve, 1000));
     }
   }
+}
+
+function heldCount() {
+  return page.held.reduce((sum, shown) => sum + shown.requests.length, 0);
 }
 
 function setStatus(text) {
@@ -125,7 +128,6 @@ function take(shown) {
   for (const entry of shown.requests) {
     if (entry.body !== undefined) page.details.set(entry.seq, entry);
     page.requests.unshift(entry);
-    if (page.paused) page.pending += 1;
   }
   page.requests.length = Math.min(page.requests.length, MAX_ROWS_KEPT);
   for (const name of Object.keys(page.recorded)) {
@@ -134,7 +136,7 @@ function take(shown) {
   const kept = page.state.flags;
   page.state = shown;
   if (shown.flags === undefined) page.state.flags = kept;
-  if (!page.paused) draw();
+  draw();
 }
 
 // ---- drawing
@@ -253,10 +255,11 @@ async function openRequest(seq) {
     try {
       full = await call(`requests/${seq}`);
     } catch (error) {
-      showDetail(h("p", { class: "warning" }, `request ${seq}: ${error.message}`));
+      if (page.open === seq) showDetail(h("p", { class: "warning" }, `request ${seq}: ${error.message}`));
       return;
     }
   }
+  if (page.open !== seq) return;  // another row was clicked meanwhile
   if (full) showDetail(detailOf(full));
   drawRequests();
 }
@@ -393,8 +396,8 @@ function drawServed() {
     h("h2", {}, `Flags (${flags.length})`),
     table(["Key", "Type", "Value", "Variant", "Enabled", "Reason"], flags.map((f) =>
       [f.key, f.type, h("code", {}, json(f.value)), f.variant, f.enabled ? "yes" : "no", f.reason + (f.conditional ? " (conditional)" : "")])),
-    h("h2", {}, "Rate limit"),
-    h("p", {}, json(shown.rateLimit)),
+    h("h2", {}, "Rate limits"),
+    h("p", {}, describeLimits(shown.rateLimit)),
   ];
   if (shown.management) {
     parts.push(h("h2", {}, "Management plane"));
@@ -407,6 +410,13 @@ function drawServed() {
     }
   }
   $("tab-served").replaceChildren(...parts);
+}
+
+function describeLimits(limits) {
+  if (!limits) return "";
+  const each = limits.perKey.map((k) => `${k.key}: ${k.perSecond}/s`);
+  if (limits.perSecond !== null) each.unshift(`every key: ${limits.perSecond}/s`);
+  return each.length ? each.join(" · ") : "none";
 }
 
 function drawNamespaces() {
@@ -452,9 +462,10 @@ function start() {
   $("pause").addEventListener("click", () => {
     page.paused = !page.paused;
     $("pause").textContent = page.paused ? "Resume" : "Pause";
-    page.pending = 0;
     setStatus(page.paused ? "paused (0 new)" : "live");
-    if (!page.paused) draw();
+    if (!page.paused) {
+      for (const shown of page.held.splice(0)) take(shown);
+    }
   });
   $("arm").addEventListener("submit", arm);
   $("token-form").addEventListener("submit", (event) => {
