@@ -159,8 +159,8 @@ Examples:
     default=DEFAULT_MAX_RECORDED_BYTES,
     show_default=True,
     help="Request and answer bodies the journal keeps (the default namespace's, and every "
-    "named namespace's together); beyond it the oldest requests are dropped (named "
-    "namespaces: the least recently used evicted).",
+    "named namespace's together, one of them an eighth); beyond it the oldest requests are "
+    "dropped (named namespaces: the least recently used evicted).",
 )
 @_option(
     "--max-body-bytes",

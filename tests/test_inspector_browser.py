@@ -334,3 +334,20 @@ def _post(url: str, body: Any) -> None:
         url, data=json.dumps(body).encode(), headers={"Authorization": "Bearer fw-key"}
     )
     urllib.request.urlopen(request, timeout=5).close()
+
+
+def test_a_page_opened_before_its_namespace_waits_for_it(
+    browser: Browser, stub: SpawnedStub
+) -> None:
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(stub.url + "/ns/made-later/_test/ui")
+    expect(page.locator("#status")).to_contain_text("no namespace 'made-later'")
+
+    _get(stub.url + "/ns/made-later/v1/nowhere")
+
+    expect(page.locator("#status")).to_have_text("live")
+    expect(page.locator(ROWS)).to_have_count(1)
+    StubClient(stub.url).delete_namespace("made-later")
+    expect(page.locator("#status")).to_contain_text("waiting for it")
+    context.close()
