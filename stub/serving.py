@@ -9,7 +9,7 @@ from __future__ import annotations
 import hmac
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 
 from aiohttp import HttpVersion11, web
 from aiohttp.typedefs import Handler
@@ -83,7 +83,7 @@ def client_route(
                         sent_early.append(answer.status)
                         _record(
                             state, generation, request, name, started, answer.status, fired,
-                            answer=(answer.headers, body),
+                            answer=answer, answer_body=body,
                         )  # fmt: skip
 
                 hit = Hit(request, selector, handler, error_body, flags, sent, forwarded)
@@ -114,10 +114,9 @@ def client_route(
             if warning is not None:
                 _warn(request, response, warning)
             if not sent_early:  # recorded here, before aiohttp sends the answer returned
-                answer = None if gone or status is None else _answer(response)
                 _record(
                     state, generation, request, name, started, status, fired, warning, gone,
-                    answer,
+                    None if status is None else response,
                 )  # fmt: skip
 
     return route
@@ -133,11 +132,21 @@ def _record(
     fired: Fired | None,
     warning: str | None = None,
     gone: bool = False,
-    answer: tuple[Mapping[str, str], bytes | None] | None = None,
+    answer: web.StreamResponse | None = None,
+    answer_body: bytes | None = None,
 ) -> None:
-    """Once per request, and never into a log a reset has cleared since it began."""
+    """Once per request, and never into a log a reset has cleared since it began. `answer`:
+    what was answered (None: nothing), its body `answer_body` if it is streamed, else its own;
+    its headers are the very mapping aiohttp adds its own to as it sends."""
     if state.generation == generation:
-        answer_headers, answer_body = answer or (None, None)
+        if answer is None or gone:
+            answer_headers = None
+        else:
+            answer_headers = answer.headers
+            if answer_body is None and isinstance(answer, web.Response):
+                kept = answer.body
+                answer_body = kept if type(kept) is bytes else None  # not a streamed payload
+        body = request._read_bytes
         state.requests.append(
             (
                 request[REQUEST_SEQ],
@@ -154,22 +163,12 @@ def _record(
                 request_value(request, UPSTREAMED),
                 # The body aiohttp read, kept where `read()` caches it since aiohttp 1.0 (None:
                 # never read); tests/test_inspector.py reads it back, so a change shows there.
-                request._read_bytes,
+                body,
                 answer_headers,
                 answer_body,
+                (len(body) if body else 0) + (len(answer_body) if answer_body else 0),
             )
         )
-
-
-def _answer(
-    response: web.StreamResponse | None,
-) -> tuple[Mapping[str, str], bytes | None] | None:
-    """The answer's headers (aiohttp adds its own to the same mapping as it sends) and body
-    (None when the handler streamed it)."""
-    if response is None:
-        return None
-    body = response.body if isinstance(response, web.Response) else None
-    return response.headers, body if isinstance(body, bytes) else None
 
 
 WARNING_HEADER = "X-Svc-Stub-Warning"

@@ -3,8 +3,9 @@ store), armed faults and what clients sent; `reset()` returns it to its start-up
 
 from __future__ import annotations
 
+import operator
 import secrets
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 import orjson
@@ -54,21 +55,18 @@ RequestRecord = tuple[
     bytes | None,
     Mapping[str, str] | None,
     bytes | None,
+    int,
 ]
 """seq, method, raw path with its query, route, status, fault, arrival (`time.perf_counter()`),
 duration in seconds, key warning, the headers as sent (bounded), whether the client went away
 before its body arrived (then no status: nothing was answered), the upstream's answer in
 proxy mode, the body as read (None: none was read), and the answer's headers and body as sent
-(None: no answer, or a body streamed by the handler). Bodies are the very bytes objects
-aiohttp read and the handler answered with, never copies: a tuple of references is all
-recording costs on the hot path; `/_test/requests` renders (and redacts) it when read
-(`stub/control/journal.py`)."""
+(None: no answer, or a body streamed by the handler), and what the two bodies weigh (what
+`--max-recorded-bytes` bounds). Bodies are the very bytes objects aiohttp read and the handler
+answered with, never copies: a tuple of references is all recording costs on the hot path;
+`/_test/requests` renders (and redacts) it when read (`stub/control/journal.py`)."""
 
-
-def recorded_bytes(record: RequestRecord) -> int:
-    """What a record's bodies weigh: what `--max-recorded-bytes` bounds."""
-    body, answer = record[12], record[14]
-    return (len(body) if body else 0) + (len(answer) if answer else 0)
+recorded_bytes: Callable[[RequestRecord], int] = operator.itemgetter(15)
 
 
 MAX_RECORDED_HEADERS = 64

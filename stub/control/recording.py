@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -97,6 +97,11 @@ class BoundedLog(Generic[T]):
     def snapshot(self) -> list[T]:
         return list(self._items)
 
+    def newest_first(self) -> Iterator[T]:
+        """Without a copy: for a search that most often wants a recent item (no await while
+        it runs)."""
+        return reversed(self._items)
+
     def total(self) -> int:
         """Items appended since the last clear, dropped ones included: a cursor for readers
         that want only what is new."""
@@ -120,18 +125,22 @@ class BoundedLog(Generic[T]):
         return len(self._items)
 
     def _add(self, item: T) -> None:
-        items = self._items
+        items, size, tally = self._items, self._size, self._tally
+        weight = 0 if size is None else size(item)
         if len(items) == items.maxlen:
             self.dropped += 1
-            if self._size is not None:
-                self._weigh(-self._size(items[0]))
-        elif self._tally is not None:
-            self._tally.kept += 1
+            if size is not None:
+                weight -= size(items[0])
+        elif tally is not None:
+            tally.kept += 1
         items.append(item)
-        if self._size is not None:
-            self._weigh(self._size(item))
-            while self.bytes > self._max_bytes and len(items) > 1:
-                self._drop_oldest()
+        if weight:  # inline, not a call: every request is recorded here
+            self.bytes += weight
+            if tally is not None:
+                tally.bytes += weight
+            if self.bytes > self._max_bytes:
+                while self.bytes > self._max_bytes and len(items) > 1:
+                    self._drop_oldest()
 
     def _weigh(self, size: int) -> None:
         self.bytes += size

@@ -94,7 +94,8 @@ async def one_request(request: web.Request) -> web.Response:
     """One request in full, by its `seq`: the body it sent, the answer it got, and curl."""
     raw = request.match_info["seq"]
     wanted = int(raw) if _is_count(raw) else None
-    found = next((r for r in state_of(request).requests.snapshot() if r[0] == wanted), None)
+    journal = state_of(request).requests.newest_first()
+    found = next((r for r in journal if r[0] == wanted), None)
     if found is None:
         message = f"seq: no request {raw!r} in this namespace's journal (dropped, or reset)"
         raise ApiError(404, "NOT_FOUND", message)

@@ -15,9 +15,11 @@ from stub.namespaces import Namespaces
 from stub.runtime.flags import Flag
 from stub.state import RequestRecord, StubState
 
-MAX_PER_LOOK = 2000
+MAX_PER_LOOK = 500
 """Requests (and items of each recorded list) one answer carries at most, the newest: a page
-that fell behind by more is told how many it missed, never sent the whole backlog."""
+that fell behind by more is told how many it missed, never sent the whole backlog. With an
+answer at most every 0.2 s, a page costs the stub at most 2,500 summaries a second (about 13 µs
+each), however fast requests come; the page draws the newest 500 anyway."""
 
 
 class Cursor(NamedTuple):
