@@ -86,7 +86,8 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
             handler = route.handler
             name = route.kwargs["name"]
             if table is not registry.routes and name not in _NO_NAMESPACE:
-                handler = in_namespace(namespaces, handler, creates=table is control.routes)
+                creates = table is control.routes and name not in control.WATCHING
+                handler = in_namespace(namespaces, handler, creates=creates)
             token = config.control_token
             if token is not None and route.path.startswith("/_test/") and name not in PUBLIC:
                 handler = guarded(token, handler)  # before anything else

@@ -240,9 +240,17 @@ def in_namespace(namespaces: Namespaces, handler: Handler, *, creates: bool = Tr
 
 
 def control_route(handler: Handler) -> Handler:
-    """A control-plane route: errors become JSON; nothing is recorded or faulted."""
+    """A control-plane route: errors become JSON; nothing is recorded or faulted; no answer
+    is kept by a browser's cache (a page that kept a 410 would never see its namespace made
+    again)."""
 
     async def route(request: web.Request) -> web.StreamResponse:
+        response = await _answered(request)
+        if not response.prepared:
+            response.headers.setdefault("Cache-Control", "no-store")
+        return response
+
+    async def _answered(request: web.Request) -> web.StreamResponse:
         try:
             return await handler(request)
         except ClientGone as error:

@@ -33,6 +33,16 @@ async def unreadable(client: TestClient[Any, Any], headers: dict[str, str]) -> N
         await (await client.post(EVALUATE, json={}, headers=headers)).read()
 
 
+async def pasted(line: str) -> bytes:
+    """What a curl line prints, pasted into bash (on stdin: a line has no argument limit)."""
+    shell = await asyncio.create_subprocess_exec(
+        "bash", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+    )
+    printed, _ = await asyncio.wait_for(shell.communicate(line.encode()), 20)
+    assert shell.returncode == 0, line[:300]
+    return printed
+
+
 async def newest(client: TestClient[Any, Any], prefix: str = "") -> dict[str, Any]:
     """The newest recorded request, in full."""
     log = await json_of(await client.get(f"{prefix}/_test/requests"))
@@ -132,6 +142,12 @@ class TestTheJournalInFull:
         assert entry["route"] is None
         assert entry["unmatched"].endswith("did you mean POST /v1/flags/evaluate?")
 
+    async def test_reading_a_request_creates_no_namespace(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        assert (await client.get("/ns/ghost/_test/requests/5")).status == 404
+        assert (await client.get("/_test/namespaces/ghost")).status == 404
+
     async def test_a_request_no_longer_kept_is_a_404_that_says_why(
         self, client: TestClient[Any, Any]
     ) -> None:
@@ -145,7 +161,8 @@ class TestKeysInBodies:
     async def redacted_body(self, client: TestClient[Any, Any], path: str, sent: bytes) -> str:
         await client.post(path, data=sent, headers={"Content-Type": "application/json"})
         full = await newest(client)
-        assert "secret" not in json.dumps(full)
+        if b"sk_phc_secret" not in sent:  # a word that ends in a key's prefix is no key
+            assert "secret" not in json.dumps(full)
         text: str = full["body"]["text"]
         return text
 
@@ -167,6 +184,12 @@ class TestKeysInBodies:
         self, client: TestClient[Any, Any], sent: bytes, shown: str
     ) -> None:
         assert await self.redacted_body(client, "/batch/", sent) == shown
+
+    async def test_a_key_in_a_referer_reads_as_its_family(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await client.get("/v1/nowhere", headers={"Referer": "http://app/?api_key=secret&x=1"})
+        assert (await newest(client))["headers"]["referer"] == "http://app/?api_key=[redacted]&x=1"
 
     async def test_a_body_nested_too_deep_to_write_back_still_reads(
         self, client: TestClient[Any, Any]
@@ -211,12 +234,8 @@ class TestCurl:
         )
         original = await newest(client, "/ns/replay")
 
-        shell = await asyncio.create_subprocess_exec(
-            "bash", "-c", original["curl"], stdout=asyncio.subprocess.PIPE
-        )
-        printed, _ = await shell.communicate()
+        printed = await pasted(original["curl"])
 
-        assert shell.returncode == 0
         assert json.loads(printed) == {"ok": True, "accepted": 1}
         again = await newest(client, "/ns/replay")
         assert again["seq"] != original["seq"]
@@ -227,29 +246,53 @@ class TestCurl:
         assert again["curl"] == original["curl"]
 
     @pytest.mark.parametrize(
-        ("method", "path", "body"),
+        ("method", "path", "body", "extra"),
         [
-            ("GET", "/v1/nowhere?filter[name]=x&token=phc_secret", None),
-            ("POST", CAPTURE, b"\xff{not utf-8"),
-            ("HEAD", "/v1/nowhere", None),
-            ("POST", CAPTURE, b"{'quoted': \"it's\"}\n"),
+            ("GET", "/v1/nowhere?filter[name]=x&token=phc_secret", None, {}),
+            ("POST", CAPTURE, b"\xff{not utf-8", {}),
+            ("POST", CAPTURE, b"nul \x00 inside", {}),
+            ("POST", CAPTURE, b"@/etc/hostname", {}),
+            ("POST", CAPTURE, b'{"pad": "' + b"x" * 300_000 + b'"}', {}),
+            ("HEAD", "/v1/nowhere", None, {}),
+            ("POST", CAPTURE, b"{'quoted': \"it's\"}\n", {"X-Empty": "", "X-Q": "it's"}),
+            ("GET", "/v1/a%20b/c d", None, {}),
         ],
     )
     async def test_any_request_comes_again_as_it_came(
-        self, client: TestClient[Any, Any], method: str, path: str, body: bytes | None
+        self,
+        client: TestClient[Any, Any],
+        method: str,
+        path: str,
+        body: bytes | None,
+        extra: dict[str, str],
     ) -> None:
-        await client.request(method, path, data=body, headers={"X-Svc-Test-Namespace": "again"})
+        headers = {"X-Svc-Test-Namespace": "again", **extra}
+        await client.request(method, path, data=body, headers=headers)
         original = await newest(client, "/ns/again")
 
-        shell = await asyncio.create_subprocess_exec(
-            "bash", "-c", original["curl"], stdout=asyncio.subprocess.DEVNULL
-        )
-        assert await asyncio.wait_for(shell.wait(), 10) == 0
+        await pasted(original["curl"])
 
         again = await newest(client, "/ns/again")
         assert again["seq"] == original["seq"] + 1
         for field in ("method", "path", "query", "route", "status", "body", "bodyBytes"):
             assert again[field] == original[field], field
+        sent = {n: v for n, v in original["headers"].items() if n.startswith(("x-", "content-t"))}
+        assert {n: again["headers"].get(n) for n in sent} == sent
+
+    async def test_a_request_sent_to_an_absolute_url_comes_again_to_the_stub(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        host, port = client.host, client.port
+        reader, writer = await asyncio.open_connection(host, port)
+        writer.write(
+            f"GET http://{host}:{port}/v1/nowhere?x=1 HTTP/1.1\r\nHost: {host}\r\n"
+            "Connection: close\r\n\r\n".encode()
+        )
+        await reader.read()
+        writer.close()
+        original = await newest(client)
+        await pasted(original["curl"])
+        assert (await newest(client))["seq"] == original["seq"] + 1
 
     async def test_it_never_holds_a_key(self, client: TestClient[Any, Any]) -> None:
         await client.get("/flags/definitions?token=phc_secret", headers={"X-Api-Key": "sk_1"})
@@ -316,6 +359,18 @@ class TestTheBoundInBytes:
         kept = log["requests"]
         assert sum(e["bodyBytes"] + e["answerBytes"] for e in kept) <= 10_000
         assert len(kept) == 2
+
+    async def test_light_requests_after_a_heavy_one_drop_it(
+        self, aiohttp_client: AiohttpClient
+    ) -> None:
+        client = await aiohttp_client(create_app(StubConfig(max_recorded_bytes=10_000)))
+        await client.post(CAPTURE, json={"events": [], "pad": "x" * 20_000}, headers=AUTH)
+        for _ in range(3):
+            await client.head("/v1/nowhere")  # no body, and an answer with none
+
+        log = await json_of(await client.get("/_test/requests"))
+        assert [e["method"] for e in log["requests"]] == ["HEAD"] * 3
+        assert log["dropped"] == 1
 
     async def test_a_reset_gives_its_bytes_back(self, aiohttp_client: AiohttpClient) -> None:
         client = await aiohttp_client(create_app(StubConfig(max_recorded_bytes=30_000)))
@@ -425,6 +480,12 @@ class TestTheFeed:
         assert (await client.get("/ns/typo/_test/ui")).status == 200  # the page waits for it
         listed = await json_of(await client.get("/_test/namespaces"))
         assert [n["name"] for n in listed["namespaces"]] == ["default"]
+
+    async def test_no_answer_of_the_feed_is_kept_by_a_browser(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        for path in ("/_test/ui/feed", "/ns/nobody/_test/ui/feed", "/_test/ui/snapshot"):
+            assert (await client.get(path)).headers["Cache-Control"] == "no-store"
 
     async def test_a_cursor_it_did_not_write_reads_as_none(
         self, client: TestClient[Any, Any]
@@ -538,7 +599,7 @@ class TestTheSnapshot:
         shown = json.loads(data.group(1))
         (request,) = shown["requests"]
         assert json.loads(request["body"]["text"]) == body
-        assert request["curl"].startswith("curl -sS --globoff -X POST http://")
+        assert request["curl"].startswith("printf %s '{")
         assert "/ns/snap/" in request["curl"]
         assert shown["namespace"] == "snap"
         assert shown["snapshotAt"] <= time.time() * 1000
@@ -564,7 +625,7 @@ class TestTheClients:
             full = await stub.request(served.seq)
             assert (full.body, full.answer_status) == ('{"events": []}', 200)
             assert full.answer_body == '{"ok":true,"accepted":0}'
-            assert full.curl.endswith("--data-binary '{\"events\": []}'")
+            assert full.curl.startswith("printf %s '{\"events\": []}' | curl -sS")
             assert (await stub.request(binary.seq)).body == b"\xff{"
             assert (served.body_bytes, served.answer_bytes) == (14, 24)
             assert "svc-stub-snapshot" in await stub.snapshot()

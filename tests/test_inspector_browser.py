@@ -240,6 +240,8 @@ class TestLive:
         page.click("#pause")
         _get(inspector.url + "/v1/nowhere")
         expect(page.locator("#status")).to_have_text("paused (1 new)")
+        page.wait_for_timeout(1500)  # the page keeps looking: each look is of what is newer
+        expect(page.locator("#status")).to_have_text("paused (1 new)")
         expect(page.locator(ROWS)).to_have_count(0)
 
         page.click("#pause")
@@ -350,4 +352,9 @@ def test_a_page_opened_before_its_namespace_waits_for_it(
     expect(page.locator(ROWS)).to_have_count(1)
     StubClient(stub.url).delete_namespace("made-later")
     expect(page.locator("#status")).to_contain_text("waiting for it")
+
+    for _ in range(2):  # made again: the page starts over with it
+        _get(stub.url + "/ns/made-later/v1/nowhere")
+    expect(page.locator("#status")).to_have_text("live")
+    expect(page.locator(ROWS)).to_have_count(2)
     context.close()

@@ -138,9 +138,9 @@ class BoundedLog(Generic[T]):
             self.bytes += weight
             if tally is not None:
                 tally.bytes += weight
-            if self.bytes > self._max_bytes:
-                while self.bytes > self._max_bytes and len(items) > 1:
-                    self._drop_oldest()
+        if self.bytes > self._max_bytes:  # a light item after a heavy one drops it too
+            while self.bytes > self._max_bytes and len(items) > 1:
+                self._drop_oldest()
 
     def _weigh(self, size: int) -> None:
         self.bytes += size

@@ -31,6 +31,9 @@ from stub.wire import (
 routes = web.RouteTableDef()
 NO_NAMESPACE = frozenset({"health", "openapi"})
 """Routes that act on no namespace: `/ns/x/health` is only health, and creates nothing."""
+WATCHING = frozenset({"request"})
+"""Routes that read a namespace only if it exists (a page's click on a row of a namespace
+deleted since must not make it again)."""
 
 _OPENAPI = Path(__file__).resolve().parent.parent / "openapi.json"
 

@@ -17,7 +17,7 @@ from stub.control.routes import MAX_WAIT_MS, query_flag, query_int
 from stub.faults.modes import FaultMode
 from stub.inspector.view import Cursor, in_detail, summaries, view
 from stub.namespaces import NAMESPACES, Namespaces, base_url, name_of
-from stub.state import StubState, state_of
+from stub.state import StubState, recorded_bytes, state_of
 from stub.wire import ApiError, json_response
 
 routes = web.RouteTableDef()
@@ -79,21 +79,24 @@ async def snapshot(request: web.Request) -> web.Response:
     """The page as one file, with this namespace's journal in full inside: it opens in a
     browser with no stub running (`?download=true` asks the browser to save it)."""
     name, base = name_of(request), base_url(request)
-    namespaces = request.app[NAMESPACES]
-    shown = _snapshot_view(namespaces, state_of(request), name, base)
-    detail = in_detail(namespaces, base)
-    rendered = []
-    for n, record in enumerate(shown["requests"], 1):
-        rendered.append(detail(record))
-        if n % _RENDERED_AT_ONCE == 0:
-            await asyncio.sleep(0)  # a whole journal is a lot: other requests go on meanwhile
     headers = {"Content-Security-Policy": _SNAPSHOT_POLICY}
     if query_flag(request, "download"):
         headers["Content-Disposition"] = f'attachment; filename="svc-stub-{name}.html"'
+    namespaces = request.app[NAMESPACES]
+    shown = _snapshot_view(namespaces, state_of(request), name, base)
+    detail = in_detail(namespaces, base)
+    rendered, weighed = [], 0
+    for record in shown["requests"]:
+        rendered.append(detail(record))
+        weighed += recorded_bytes(record)
+        if weighed > _RENDERED_AT_ONCE:  # a whole journal is a lot: others go on meanwhile
+            weighed = 0
+            await asyncio.sleep(0)
     return _html(_snapshot_html(shown | {"requests": rendered}), headers)
 
 
-_RENDERED_AT_ONCE = 200
+_RENDERED_AT_ONCE = 256 * 1024
+"""Bytes of bodies rendered before other requests get a turn."""
 
 
 def snapshot_page(namespaces: Namespaces, state: StubState, name: str, base: str) -> str:

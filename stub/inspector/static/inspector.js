@@ -69,7 +69,7 @@ function token() {
 async function call(path, options = {}) {
   const headers = Object.assign({}, options.headers);
   if (token()) headers.Authorization = `Bearer ${token()}`;
-  const answer = await fetch(path, Object.assign({}, options, { headers }));
+  const answer = await fetch(path, Object.assign({ cache: "no-store" }, options, { headers }));
   if (answer.status === 401) {
     askForToken();
     throw new Error("the control token is needed");
@@ -88,15 +88,19 @@ function askForToken() {
 async function follow() {
   // Long-polls the feed; each answer carries what is new since the cursor it was sent.
   for (;;) {
-    if (!$("token-form").hidden) {
-      await new Promise((resolve) => setTimeout(resolve, 250));
+    if (!$("token-form").hidden || (page.paused && heldCount() >= MAX_ROWS_KEPT)) {
+      await new Promise((resolve) => setTimeout(resolve, 250));  // the stub counts what is skipped
       continue;
     }
     try {
       const since = encodeURIComponent(page.cursor);
       const shown = await call(`ui/feed?since=${since}&waitMs=${page.cursor ? WAIT_MS : 0}`);
-      if (page.paused) page.held.push(shown);
-      else take(shown);
+      if (page.paused) {
+        page.held.push(shown);
+        page.cursor = shown.cursor;  // held, but seen: the next look asks for what is newer
+      } else {
+        take(shown);
+      }
       setStatus(page.paused ? `paused (${heldCount()} new)` : "live");
     } catch (error) {
       // 404: not made yet, or deleted; 410: gone. Either may come (back): keep looking.
