@@ -207,6 +207,19 @@ class TestKeysInBodies:
         assert full["headers"]["x-forwarded-key"] == "project-api-key_[redacted]"
         assert "secret" not in full["curl"]
 
+    async def test_recorded_items_show_keys_by_family_on_the_page(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        event = {"event": "$pageview", "properties": {"token": "phc_secret", "note": "phc_x9"}}
+        await client.post("/batch/", json={"api_key": "phc_k", "batch": [event]})
+
+        shown = await json_of(await client.get("/_test/ui/feed"))
+        assert shown["recorded"]["events"][0]["properties"] == {
+            "token": "phc_[redacted]",
+            "note": "phc_[redacted]",
+        }
+        assert (await json_of(await client.get("/_test/events")))["events"][0] == event
+
     async def test_per_key_rate_limits_show_only_the_family(
         self, client: TestClient[Any, Any]
     ) -> None:

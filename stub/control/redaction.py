@@ -130,5 +130,22 @@ def _rewritten(document: Any) -> bytes:
         return b'"[a body holding a key, nested too deep to show without it]"'
 
 
+def redacted_document(value: Any) -> Any:
+    """A copy of a recorded item (a captured event, a target) with its keys reduced to their
+    family, as in a body: for pages and files that travel further than a test's assertions."""
+    if isinstance(value, dict):
+        return {
+            name: redacted(member)
+            if name in _BODY_KEYS and isinstance(member, str)
+            else redacted_document(member)
+            for name, member in value.items()
+        }
+    if isinstance(value, list):
+        return [redacted_document(member) for member in value]
+    if isinstance(value, str) and "_" in value:
+        return _PREFIXED_KEY_TEXT.sub(lambda m: m[1] + REDACTED, value)
+    return value
+
+
 def _redacted_bytes(value: bytes) -> bytes:
     return redacted(value.decode("utf-8", errors="replace")).encode()

@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 from stub.control.journal import entry, in_full
 from stub.control.recording import BoundedLog
+from stub.control.redaction import redacted_document
 from stub.keys import redacted
 from stub.namespaces import Namespaces
 from stub.runtime.flags import Flag
@@ -109,9 +110,9 @@ def view(
             "bytes": state.requests.bytes,
         },
         "recorded": {
-            "events": _newest(state.events, now.events - seen.events, most)[0],
-            "svcEvents": _newest(state.svc_events, now.svc_events - seen.svc_events, most)[0],
-            "targets": _newest(state.targets, now.targets - seen.targets, most)[0],
+            "events": _shown(state.events, now.events - seen.events, most),
+            "svcEvents": _shown(state.svc_events, now.svc_events - seen.svc_events, most),
+            "targets": _shown(state.targets, now.targets - seen.targets, most),
         },
         "faults": state.faults.to_json(),
         "rateLimit": _rate_limit(state),
@@ -132,6 +133,11 @@ def summaries(namespaces: Namespaces) -> Callable[[RequestRecord], dict[str, Any
 def in_detail(namespaces: Namespaces, base: str) -> Callable[[RequestRecord], dict[str, Any]]:
     origin = namespaces.started
     return lambda record: in_full(record, origin, base)
+
+
+def _shown(log: BoundedLog[Any], new: int, most: int | None) -> list[Any]:
+    """What clients recorded, keys by family only (`/_test/events` gives them verbatim)."""
+    return [redacted_document(item) for item in _newest(log, new, most)[0]]
 
 
 def _newest(log: BoundedLog[Any], new: int, most: int | None) -> tuple[list[Any], int]:
