@@ -10,6 +10,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+STATIC = ROOT / "stub" / "inspector" / "static"
+"""The inspector page's files, served from the package: the wheel must carry every one."""
+
+
 def test_the_wheel_ships_the_default_fixtures_and_the_entry_point(tmp_path: Path) -> None:
     subprocess.run(
         [
@@ -43,3 +47,5 @@ def test_the_wheel_ships_the_default_fixtures_and_the_entry_point(tmp_path: Path
     assert not [name for name in names if name.startswith(("tests/", "bench/", "adapters/"))]
     assert "stub/openapi.json" in names
     assert "stub/default_fixtures.json" in names
+    page = {name for name in names if name.startswith("stub/inspector/static/")}
+    assert page == {f"stub/inspector/static/{p.name}" for p in STATIC.iterdir()}
