@@ -547,6 +547,27 @@ class TestTheFeed:
         shown = await json_of(await client.get("/_test/ui/feed"))
         assert "org_default" in shown["management"]["orgs"]
 
+    async def test_pages_that_never_read_their_answers_hold_up_nothing(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        for _ in range(500):
+            await client.post(CAPTURE, json={"events": [], "pad": "x" * 200}, headers=AUTH)
+        stalled = []
+        for _ in range(20):  # each asks for a look of ~300 KB and never reads a byte of it
+            reader, writer = await asyncio.open_connection(client.host, client.port)
+            writer.write(b"GET /_test/ui/feed HTTP/1.1\r\nHost: stub\r\n\r\n")
+            stalled.append(writer)
+        try:
+            await asyncio.sleep(0.5)
+            started = asyncio.get_running_loop().time()
+            assert (await client.get("/health")).status == 200
+            served = await client.post(EVALUATE, json={"targetingKey": "u"}, headers=AUTH)
+            assert served.status == 200
+            assert asyncio.get_running_loop().time() - started < 5  # held up: the wait
+        finally:
+            for writer in stalled:
+                writer.close()
+
     async def test_a_wait_without_a_page_costs_nothing_afterwards(
         self, client: TestClient[Any, Any]
     ) -> None:
