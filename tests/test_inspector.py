@@ -554,7 +554,7 @@ class TestTheFeed:
             await client.post(CAPTURE, json={"events": [], "pad": "x" * 200}, headers=AUTH)
         stalled = []
         for _ in range(20):  # each asks for a look of ~300 KB and never reads a byte of it
-            reader, writer = await asyncio.open_connection(client.host, client.port)
+            _, writer = await asyncio.open_connection(client.host, client.port)
             writer.write(b"GET /_test/ui/feed HTTP/1.1\r\nHost: stub\r\n\r\n")
             stalled.append(writer)
         try:
