@@ -102,7 +102,7 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
     return app
 
 
-_NO_NAMESPACE = control.NO_NAMESPACE | inspector.NO_NAMESPACE
+_NO_NAMESPACE = control.NO_NAMESPACE | PUBLIC
 """Control routes that act on no namespace (and so create none)."""
 
 

@@ -115,16 +115,7 @@ class Namespaces:
         """The namespace a control request names, only if it exists: watching one creates
         nothing (a 404, or the 410 of an evicted one)."""
         name = _named_by(request)
-        if name is None or name == DEFAULT:
-            return self.default
-        state = self._named.get(name)
-        if state is None:
-            if name in self._evicted:
-                return self.named(name)  # its 410, which says why
-            message = f"namespace: no namespace {name!r} (not made yet, or deleted)"
-            raise ApiError(404, "NOT_FOUND", message)
-        self._named.move_to_end(name)
-        return state
+        return self.default if name is None else self.named(name, create=False)
 
     async def pick_by_body_key(self, request: web.Request) -> StubState:
         """The namespace of the project key a vendor request carries in its body."""
@@ -146,8 +137,9 @@ class Namespaces:
         owner = self._owners.get(key) or self._evicted_keys.get(key)
         return None if owner is None else self.named(owner)
 
-    def named(self, name: str) -> StubState:
-        """The namespace `name`, created from the start-up fixtures on first use."""
+    def named(self, name: str, *, create: bool = True) -> StubState:
+        """The namespace `name`, created from the start-up fixtures on first use (or, not
+        `create`, a 404)."""
         if name == DEFAULT:
             return self.default
         if self._over_bounds():
@@ -168,6 +160,9 @@ class Namespaces:
                 "--max-recorded-in-namespaces or --max-recorded-bytes (creating it again "
                 "starts it afresh)",
             )
+        if not create:
+            message = f"namespace: no namespace {name!r} (not made yet, or deleted)"
+            raise ApiError(404, "NOT_FOUND", message)
         return self._add(name, self._startup, ())
 
     def create(self, name: str, served: Served | None, keys: Iterable[str]) -> StubState:

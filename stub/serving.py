@@ -139,7 +139,7 @@ def _record(
     what was answered (None: nothing), its body `answer_body` if it is streamed, else its own;
     its headers are the very mapping aiohttp adds its own to as it sends."""
     if state.generation == generation:
-        if answer is None or gone:
+        if answer is None:
             answer_headers = None
         else:
             answer_headers = answer.headers

@@ -142,15 +142,11 @@ class BoundedLog(Generic[T]):
             while self.bytes > self._max_bytes and len(items) > 1:
                 self._drop_oldest()
 
-    def _weigh(self, size: int) -> None:
-        self.bytes += size
-        if self._tally is not None:
-            self._tally.bytes += size
-
     def _drop_oldest(self) -> None:
         assert self._size is not None
-        oldest = self._items.popleft()
+        weight = self._size(self._items.popleft())
         self.dropped += 1
-        self._weigh(-self._size(oldest))
+        self.bytes -= weight
         if self._tally is not None:
             self._tally.kept -= 1
+            self._tally.bytes -= weight

@@ -86,44 +86,36 @@ def redacted_body(body: bytes | None) -> bytes | None:
 def _without_members(body: bytes, document: Any) -> bytes:
     """Each key member's value replaced where it is written; a value written in some other
     way (escaped) leaves no trace either: then the body is written anew without it."""
+    members = list(_key_members(document))
     shown = body
-    for key in set(_body_keys(document)) - {""}:
+    for key in {member[name] for member, name in members} - {""}:
         written = orjson.dumps(key)
         if written not in shown:
-            return _rewritten(document)
+            return _rewritten(document, members)
         shown = shown.replace(written, orjson.dumps(redacted(key)))
     return shown
 
 
-def _body_keys(document: Any) -> Iterator[str]:
-    """The values of every `api_key` and `token` member, at any depth (without recursion:
-    a body may nest a thousand levels)."""
+def _key_members(document: Any) -> Iterator[tuple[dict[str, Any], str]]:
+    """Every `api_key` and `token` member holding a string, as (its object, its name), at
+    any depth (without recursion: a body may nest a thousand levels)."""
     pending = [document]
     while pending:
         value = pending.pop()
         if isinstance(value, dict):
             for name, member in value.items():
                 if name in _BODY_KEYS and isinstance(member, str):
-                    yield member
+                    yield value, name
                 else:
                     pending.append(member)
         elif isinstance(value, list):
             pending.extend(value)
 
 
-def _rewritten(document: Any) -> bytes:
+def _rewritten(document: Any, members: list[tuple[dict[str, Any], str]]) -> bytes:
     """The document with its keys redacted, written anew (or, too deep to write, a note)."""
-    pending = [document]
-    while pending:
-        value = pending.pop()
-        if isinstance(value, dict):
-            for name, member in value.items():
-                if name in _BODY_KEYS and isinstance(member, str):
-                    value[name] = redacted(member)
-                else:
-                    pending.append(member)
-        elif isinstance(value, list):
-            pending.extend(value)
+    for member, name in members:
+        member[name] = redacted(member[name])
     try:
         return orjson.dumps(document)
     except orjson.JSONEncodeError:

@@ -106,13 +106,12 @@ async def one_request(request: web.Request) -> web.Response:
 
 
 def _summary(request: web.Request) -> Callable[[RequestRecord], dict[str, Any]]:
-    origin = request.app[NAMESPACES].started
-    return lambda record: entry(record, origin)
+    return functools.partial(entry, origin=request.app[NAMESPACES].started)
 
 
 def _in_full(request: web.Request) -> Callable[[RequestRecord], dict[str, Any]]:
-    origin, base = request.app[NAMESPACES].started, base_url(request)
-    return lambda record: in_full(record, origin, base)
+    origin = request.app[NAMESPACES].started
+    return functools.partial(in_full, origin=origin, base_url=base_url(request))
 
 
 def _is_route(name: str | None, wanted: str) -> bool:

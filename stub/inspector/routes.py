@@ -13,9 +13,10 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from stub.control.journal import entry, in_full
 from stub.control.routes import MAX_WAIT_MS, query_flag, query_int
 from stub.faults.modes import FaultMode
-from stub.inspector.view import Cursor, in_detail, summaries, view
+from stub.inspector.view import Cursor, view
 from stub.namespaces import NAMESPACES, Namespaces, base_url, name_of
 from stub.state import StubState, recorded_bytes, state_of
 from stub.wire import ApiError, json_response
@@ -23,11 +24,10 @@ from stub.wire import ApiError, json_response
 routes = web.RouteTableDef()
 
 PUBLIC = frozenset({"ui", "ui_asset"})
-"""The page and its files hold no data: served without the control token, so a browser can
-load them; the page then asks for the token once and sends it with every data request."""
-NO_NAMESPACE = frozenset({"ui", "ui_asset"})
-"""The page and its files name no namespace to the stub; the feed and the snapshot watch one
-that exists, and create none."""
+"""The page and its files hold no data and name no namespace to the stub: served without the
+control token, so a browser can load them (the page then asks for the token once and sends it
+with every data request). The feed and the snapshot watch a namespace that exists, and create
+none."""
 
 COALESCE_S = 0.2
 """Once something changed, how long the feed waits for more before answering: a burst of
@@ -70,7 +70,8 @@ async def feed(request: web.Request) -> web.Response:
     if state.gone is not None:
         raise ApiError(410, "NAMESPACE_GONE", f"{state.gone} while this page watched it")
     namespaces = request.app[NAMESPACES]
-    shown = view(state, namespaces, name_of(request), since, summaries(namespaces))
+    summary = functools.partial(entry, origin=namespaces.started)
+    shown = view(state, namespaces, name_of(request), since, summary)
     return json_response(_with_context(shown, namespaces, base_url(request)))
 
 
@@ -84,7 +85,7 @@ async def snapshot(request: web.Request) -> web.Response:
         headers["Content-Disposition"] = f'attachment; filename="svc-stub-{name}.html"'
     namespaces = request.app[NAMESPACES]
     shown = _snapshot_view(namespaces, state_of(request), name, base)
-    detail = in_detail(namespaces, base)
+    detail = functools.partial(in_full, origin=namespaces.started, base_url=base)
     rendered, weighed = [], 0
     for record in shown["requests"]:
         rendered.append(detail(record))
@@ -103,7 +104,7 @@ def snapshot_page(namespaces: Namespaces, state: StubState, name: str, base: str
     """One namespace's page as a self-contained file: its script, its style and its whole
     view (every kept request in full) inside; `base` is where clients reach the namespace."""
     shown = _snapshot_view(namespaces, state, name, base)
-    detail = in_detail(namespaces, base)
+    detail = functools.partial(in_full, origin=namespaces.started, base_url=base)
     return _snapshot_html(shown | {"requests": [detail(r) for r in shown["requests"]]})
 
 

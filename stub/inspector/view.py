@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from stub.control.journal import entry, in_full
 from stub.control.recording import BoundedLog
 from stub.control.redaction import redacted_document
 from stub.keys import redacted
@@ -95,7 +94,7 @@ def view(
     requests, or with `everything`, all the journal keeps."""
     now = Cursor.of(state)
     fresh = since is None or not since.leads_to(now)
-    seen = _kept_before(state) if fresh or since is None else since
+    seen = _kept_before(state) if since is None or fresh else since
     most = None if everything else MAX_PER_LOOK
     requests, skipped = _newest(state.requests, now.requests - seen.requests, most)
     shown: dict[str, Any] = {
@@ -118,21 +117,11 @@ def view(
         "rateLimit": _rate_limit(state),
         "namespaces": namespaces.to_json(),
     }
-    if fresh or since is None or since.version != now.version:
+    if fresh or seen.version != now.version:
         shown["flags"] = [_flag(flag) for flag in state.served.fixtures.flags.values()]
     if state.management_in_use:
         shown["management"] = state.management.snapshot()
     return shown
-
-
-def summaries(namespaces: Namespaces) -> Callable[[RequestRecord], dict[str, Any]]:
-    origin = namespaces.started
-    return lambda record: entry(record, origin)
-
-
-def in_detail(namespaces: Namespaces, base: str) -> Callable[[RequestRecord], dict[str, Any]]:
-    origin = namespaces.started
-    return lambda record: in_full(record, origin, base)
 
 
 def _shown(log: BoundedLog[Any], new: int, most: int | None) -> list[Any]:
