@@ -10,6 +10,8 @@ SDK's observable behaviour is asserted per route, as `vendor-routes.md` describe
 from __future__ import annotations
 
 import inspect
+import json
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -459,6 +461,26 @@ class TestCapture:
         (event,) = events(live_stub)
         assert (event["event"], event["distinct_id"], event["uuid"]) == ("zipped", USER, uuid)
         assert event["properties"]["size"] == "large"
+
+    @pytest.mark.parametrize("gzip", [False, True], ids=["plain", "gzip"])
+    def test_the_journal_shows_what_it_sent_in_full_its_key_by_family_and_curl_sends_it_again(
+        self, connect: Connect, live_stub: SpawnedStub, gzip: bool
+    ) -> None:
+        client = connect(gzip=gzip)
+        client.capture("order placed", distinct_id=USER, properties={"total": 42})
+        client.get_feature_flag("beta-feature", USER)
+
+        journal = live_stub.get("/_test/requests?bodies=true")["requests"]
+        assert [entry["route"] for entry in journal][:2] == ["batch", "flags"]
+        assert PROJECT_KEY not in str(journal)
+        batch = json.loads(journal[0]["body"]["text"])  # as the stub read it: gzip undone
+        assert batch["api_key"] == "phc_[redacted]"
+        assert [event["event"] for event in batch["batch"]] == ["order placed"]
+        again = subprocess.run(
+            ["bash"], input=journal[0]["curl"], capture_output=True, text=True, timeout=30
+        )
+        assert json.loads(again.stdout) == {"status": 1}
+        assert [event["event"] for event in events(live_stub)].count("order placed") == 2
 
     @pytest.mark.parametrize("gzip", [False, True], ids=["plain", "gzip"])
     def test_queued_events_arrive_in_one_batch_on_flush(
