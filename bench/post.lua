@@ -6,3 +6,6 @@ if wrk.body then
   wrk.headers["Content-Type"] = "application/json"
 end
 wrk.headers["Authorization"] = "Bearer " .. (os.getenv("BENCH_TOKEN") or "bench-key")
+if os.getenv("BENCH_ORIGIN") then
+  wrk.headers["Origin"] = os.getenv("BENCH_ORIGIN")
+end

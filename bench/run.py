@@ -7,10 +7,11 @@ delay-fault scenarios, the management plane's reads and a repeatable write again
 on the same server (seeded from bench/management.yaml), evaluate with a per-key rate limit
 that never fires against evaluate without one, evaluate in a namespace against the default one,
 1,000 live namespaces (creation cost, RSS), the instructions an evaluate costs under
-callgrind (steady where timings drift), and the inspector's cost: evaluate against the commit
+callgrind (steady where timings drift), the inspector's cost: evaluate against the commit
 before it (BASELINE, run from a `git worktree`) with no page open, and with a simulated page
-open against none. Every process it starts is stopped by PID. Needs `wrk` and `valgrind`
-(Debian: wrk, valgrind).
+open against none; and CORS's: evaluate with no Origin against the commit before it, and a
+cross-origin evaluate against a same-origin one. Every process it starts is stopped by PID.
+Needs `wrk` and `valgrind` (Debian: wrk, valgrind).
 
     python bench/run.py                       # about twelve minutes
     python bench/run.py --quick               # shorter runs, for a smoke check
@@ -105,6 +106,8 @@ class Route:
     method: str = "POST"
     body: str | None = EVALUATE_BODY
     token: str = "bench-key"
+    origin: str | None = None
+    """Sent as `Origin`: a page on another origin calls (the answer then carries CORS)."""
 
     @property
     def label(self) -> str:
@@ -233,6 +236,8 @@ def wrk(url: str, connections: int, seconds: float, route: Route = EVALUATE) -> 
     env |= {"BENCH_PATH": route.path, "BENCH_METHOD": route.method, "BENCH_TOKEN": route.token}
     if route.body is not None:
         env["BENCH_BODY"] = route.body
+    if route.origin is not None:
+        env["BENCH_ORIGIN"] = route.origin
     out = subprocess.run(
         [
             "taskset",
@@ -664,8 +669,15 @@ def instructions(requests: int) -> None:
         print(f"| {name} | {count:,.0f} | {count / counted['bare aiohttp']:.3f} |")
 
 
-def _instructions(name: str, requests: int, tree: Path | None = None, warm: int = 200) -> float:
-    """`tree`: as `started`'s; `warm`: evaluates sent before counting starts."""
+def _instructions(
+    name: str,
+    requests: int,
+    tree: Path | None = None,
+    warm: int = 200,
+    origin: str | None = None,
+) -> float:
+    """`tree`: as `started`'s; `warm`: evaluates sent before counting starts; `origin`: sent
+    as the evaluates' `Origin`."""
     server, cwd, env = _launch(name, tree)
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "callgrind.out"
@@ -680,10 +692,10 @@ def _instructions(name: str, requests: int, tree: Path | None = None, warm: int 
             if not line.startswith(READY):
                 raise RuntimeError(f"{name} did not start under valgrind: {line!r}")
             port = int(line.rsplit(":", 1)[1])
-            _evaluates(port, warm)  # first-request work is not what a request costs
+            _evaluates(port, warm, origin)  # first-request work is not what a request costs
             toggle = ["callgrind_control", "--instr"]
             subprocess.run([*toggle, "on", str(process.pid)], check=True, capture_output=True)
-            _evaluates(port, requests)
+            _evaluates(port, requests, origin)
             subprocess.run([*toggle, "off", str(process.pid)], check=True, capture_output=True)
         finally:
             process.send_signal(signal.SIGINT)
@@ -694,9 +706,11 @@ def _instructions(name: str, requests: int, tree: Path | None = None, warm: int 
         return int(totals.group(1)) / requests
 
 
-def _evaluates(port: int, count: int) -> None:
+def _evaluates(port: int, count: int, origin: str | None = None) -> None:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     headers = {"Authorization": f"Bearer {EVALUATE.token}", "Content-Type": "application/json"}
+    if origin is not None:
+        headers["Origin"] = origin
     try:
         for _ in range(count):
             connection.request("POST", EVALUATE.path, EVALUATE_BODY, headers)
@@ -889,6 +903,7 @@ def inspector(round_s: float, rounds: int, paced_s: float, paced_rounds: int, ca
     none, on one server: evaluate's throughput under wrk, and the server's CPU a second at a
     fixed PAGE_RATE evaluates a second."""
     with worktree(BASELINE) as tree:
+        print(f"\n## The inspector: evaluate at this checkout against {tree.name}, no page open\n")
         against_baseline(tree, round_s, rounds, calls)
     print("\n## The inspector: evaluate with a page open against none (one server)\n")
     with started("svc-stub") as stub:
@@ -899,8 +914,8 @@ def inspector(round_s: float, rounds: int, paced_s: float, paced_rounds: int, ca
 
 
 def against_baseline(tree: Path, round_s: float, rounds: int, calls: int) -> None:
+    """Evaluate's instructions and throughput at this checkout against `tree`'s svc-stub."""
     before = f"svc-stub @ {tree.name}"
-    print(f"\n## The inspector: evaluate at this checkout against {tree.name}, no page open\n")
     warm = DEFAULT_MAX_RECORDED + 200  # the journal full: each request also drops the oldest
     print(
         f"Instructions per evaluate (callgrind, {calls:,} requests on one connection, after "
@@ -923,6 +938,46 @@ def against_baseline(tree: Path, round_s: float, rounds: int, calls: int) -> Non
         loads = alternated(runs, rounds)
         _ratio_table(loads, new.name, old.name, SAME_BOUND)
         _rps_ratio(loads, new.name, old.name)
+
+
+CORS_BASELINE = "428762e"
+"""The commit before the runtime plane answered pages on other origins: `cors` runs its
+svc-stub, from a worktree, beside this checkout's."""
+CROSS_ORIGIN_BOUND = 1.05
+"""The issue's bound on a cross-origin evaluate's cost over a same-origin one."""
+PAGE_ORIGIN = "http://localhost:5173"
+
+
+def cors(round_s: float, rounds: int, calls: int) -> None:
+    """What answering pages costs. A request with no `Origin` (every server-side client's):
+    evaluate against CORS_BASELINE's. A cross-origin evaluate (its answer carries CORS)
+    against a same-origin one, on this checkout: instructions, then CPU under wrk."""
+    with worktree(CORS_BASELINE) as tree:
+        print(f"\n## CORS: evaluate with no Origin at this checkout against {tree.name}\n")
+        against_baseline(tree, round_s, rounds, calls)
+    print("\n## CORS: a cross-origin evaluate against a same-origin one (one server)\n")
+    warm = DEFAULT_MAX_RECORDED + 200
+    print(f"Instructions per evaluate (callgrind, {calls:,} requests on one connection):\n")
+    counted = {
+        "cross-origin": _instructions("svc-stub", calls, warm=warm, origin=PAGE_ORIGIN),
+        "same-origin": _instructions("svc-stub", calls, warm=warm),
+    }
+    print("| request | instructions per request | relative to same-origin |")
+    print("|---|---|---|")
+    for label, count in counted.items():
+        print(f"| {label} | {count:,.0f} | {count / counted['same-origin']:.3f} |")
+    print(f"\nEvaluate, 16 connections, {rounds} alternating rounds of {round_s:g} s:\n")
+    cross = Route(origin=PAGE_ORIGIN)
+    with started("svc-stub") as stub:
+        check_evaluate(stub.url + EVALUATE.path)
+        measured(stub, 16, round_s)  # fills the journal: what every round then sees
+        runs = {
+            "cross-origin": functools.partial(measured, stub, 16, round_s, cross),
+            "same-origin": functools.partial(measured, stub, 16, round_s),
+        }
+        loads = alternated(runs, rounds)
+    _ratio_table(loads, "cross-origin", "same-origin", CROSS_ORIGIN_BOUND)
+    _rps_ratio(loads, "cross-origin", "same-origin", round(1 / CROSS_ORIGIN_BOUND, 3))
 
 
 def page_throughput(stub: Server, round_s: float, rounds: int, connections: int = 16) -> None:
@@ -1186,6 +1241,7 @@ SCENARIOS: dict[str, Callable[[bool], None]] = {
         paced_rounds=2 if quick else 4,
         calls=1000 if quick else 5000,
     ),
+    "cors": lambda quick: cors(round_s=2, rounds=3 if quick else 10, calls=1000 if quick else 5000),
     "million": lambda quick: million(),
 }
 """Every scenario, in the order a full run takes them; `million` is left out of --quick."""
