@@ -14,6 +14,8 @@ from aiohttp.typedefs import Handler
 from stub.config import StubConfig
 from stub.control import namespaces as registry
 from stub.control import routes as control
+from stub.control.access import ControlAccess
+from stub.cors import ORIGIN, REQUEST_METHOD, allow_any_origin, is_preflight, preflight_answer
 from stub.fixtures import DEFAULT_SET, FixtureSet, load_fixture_paths
 from stub.inspector import routes as inspector
 from stub.inspector.routes import PUBLIC
@@ -35,6 +37,7 @@ from stub.serving import (
     expect_continue,
     guarded,
     in_namespace,
+    preflight_route,
     unmatched,
 )
 from stub.upstream.proxy import Forwarding, forwarding, upstream_session
@@ -53,13 +56,28 @@ class _Plane(NamedTuple):
     built the URL from an empty id must be a 404, not the list decoded as an empty row."""
     rate_limited: bool = True
     """Its keys are charged against the per-key rate limit (the management plane has none)."""
+    cors: bool = True
+    """Pages on any origin may call it, as a public API's are: the runtime plane (the web
+    client) and the vendor routes (browser SDKs). Not the management plane: its organisation
+    key never belongs in a page, and a page must not drive a developer's stub."""
 
 
 CLIENT_PLANES = (
     _Plane(runtime.routes),
     _Plane(vendor.routes),
-    _Plane(management.routes, management.error_body, trailing_slash=False, rate_limited=False),
+    _Plane(
+        management.routes,
+        management.error_body,
+        trailing_slash=False,
+        rate_limited=False,
+        cors=False,
+    ),
 )
+_UNCLAIMED = _Plane(web.RouteTableDef())
+"""What a path no plane claims answers as: the runtime envelope, to any origin."""
+_MANAGEMENT = CLIENT_PLANES[-1]
+_CONTROL = _Plane(web.RouteTableDef(), cors=False)
+"""The test-control plane (and /health): its own rules for pages (control/access.py)."""
 
 
 def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Application:
@@ -72,6 +90,7 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
     _strip_namespace_prefixes(app)
     forward = _forwarding(app, config)
     paths = _Paths()
+    access = ControlAccess(config.allow_origins, config.allow_hosts, paths.allowed)
     for plane in CLIENT_PLANES:
         for path, routes in _by_path(plane.routes).items():
             handlers = {
@@ -80,7 +99,7 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
             # clients also use a trailing slash: served in place, never redirected
             for spelling in (path, path + "/") if plane.trailing_slash else (path,):
                 for method, handler in handlers.items():
-                    _add(app, paths, method, spelling, handler, plane.error_body)
+                    _add(app, paths, method, spelling, handler, plane)
     for table in (control.routes, registry.routes, inspector.routes):
         for route in _defs(table):
             handler = route.handler
@@ -89,16 +108,20 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
                 creates = table is control.routes and name not in control.WATCHING
                 handler = in_namespace(namespaces, handler, creates=creates)
             token = config.control_token
-            if token is not None and route.path.startswith("/_test/") and name not in PUBLIC:
-                handler = guarded(token, handler)  # before anything else
-            _add(app, paths, route.method, route.path, control_route(handler), runtime_error_body)
+            control_plane = route.path.startswith("/_test/")
+            if control_plane and token is not None and name not in PUBLIC:
+                handler = guarded(token, handler)
+            handler = control_route(handler)
+            if control_plane:  # before anything else, the token included
+                handler = access.guarded(handler, page=name == "ui")
+            _add(app, paths, route.method, route.path, handler, _CONTROL)
     if config.watches_files:
         app.cleanup_ctx.append(
             watching(config.fixture_paths, namespaces.reload, namespaces.reload_failed)
         )
-    paths.claim(management.CONSOLE_PREFIX, management.error_body)
+    paths.claim(management.CONSOLE_PREFIX, _MANAGEMENT)
     _add_bad_prefix(app, paths)
-    _add_fallback(app, namespaces, paths, config.control_token, forward)
+    _add_fallback(app, namespaces, paths, config.control_token, forward, access)
     return app
 
 
@@ -134,6 +157,7 @@ def _client_route(
         selector=selector_of(name),
         error_body=plane.error_body,
         forwarded=forward is not None,
+        cors=plane.cors,
     )
 
 
@@ -156,25 +180,26 @@ def _add(
     method: str,
     path: str,
     handler: Handler,
-    error_body: ErrorBody,
+    plane: _Plane,
 ) -> None:
     app.router.add_route(method, path, handler, expect_handler=expect_continue)
-    paths.add(method, path, error_body)
+    paths.add(method, path, plane)
 
 
 @dataclass(slots=True)
 class _Paths:
-    """Every served path template: the methods it takes and whose envelope it answers in, so
-    a path no route claims gets a 405 or 404 in the right plane's words."""
+    """Every served path template: the methods it takes and the plane it belongs to, so a
+    path no route claims gets a 405 or 404 in the right plane's words, and a browser's
+    preflight the methods the path serves."""
 
     _methods: dict[str, set[str]] = field(default_factory=dict)
     _patterns: dict[str, re.Pattern[str]] = field(default_factory=dict)
     """Compiled on the first 404 or 405: most runs never need one, and start-up would pay."""
-    _prefixes: dict[str, ErrorBody] = field(default_factory=dict)
+    _prefixes: dict[str, _Plane] = field(default_factory=dict)
 
-    def add(self, method: str, path: str, error_body: ErrorBody) -> None:
+    def add(self, method: str, path: str, plane: _Plane) -> None:
         self._methods.setdefault(path, set()).add(method)
-        self._prefixes.setdefault(_prefix(path), error_body)
+        self._prefixes.setdefault(_prefix(path), plane)
 
     def allowed(self, path: str) -> list[str]:
         if not self._patterns:
@@ -210,14 +235,18 @@ class _Paths:
             return None
         return f"{' or '.join(sorted(self._methods[best]))} {best}"
 
-    def claim(self, prefix: str, error_body: ErrorBody) -> None:
-        """Unserved paths under `prefix` answer in this envelope too."""
-        self._prefixes[prefix] = error_body
+    def claim(self, prefix: str, plane: _Plane) -> None:
+        """Unserved paths under `prefix` belong to `plane` too."""
+        self._prefixes[prefix] = plane
+
+    def plane(self, path: str) -> _Plane:
+        """The plane a path belongs to, by its first segments."""
+        found = self._prefixes.get(_prefix(path)) or self._prefixes.get(_prefix(path, 2))
+        return found or _UNCLAIMED
 
     def error_body(self, path: str) -> ErrorBody:
-        """The envelope of the plane a path belongs to, by its first segments."""
-        found = self._prefixes.get(_prefix(path)) or self._prefixes.get(_prefix(path, 2))
-        return found or runtime_error_body
+        """The envelope of the plane a path belongs to."""
+        return self.plane(path).error_body
 
 
 SUGGESTION_CUTOFF = 0.75
@@ -248,8 +277,11 @@ def _add_bad_prefix(app: web.Application, paths: _Paths) -> None:
             message = f"path: write the namespace prefix as {PREFIX}{name}/, not percent-encoded"
         else:
             message = f"path: {urllib.parse.unquote(name)!r} is not a namespace name ({NAME_RULE})"
-        error = ApiError(400, "INVALID_NAMESPACE", message)
-        return error.to_response(paths.error_body(rest))
+        plane = paths.plane(rest)
+        refused = ApiError(400, "INVALID_NAMESPACE", message).to_response(plane.error_body)
+        if plane.cors and ORIGIN in request.headers:
+            allow_any_origin(refused.headers)
+        return refused
 
     pattern = PREFIX + r"{name:[^/]*}{rest:(/[\s\S]*)?}"
     app.router.add_route("*", pattern, bad_prefix, expect_handler=expect_continue)
@@ -261,22 +293,40 @@ def _add_fallback(
     paths: _Paths,
     token: str | None,
     forward: Forwarding | None,
+    access: ControlAccess,
 ) -> None:
     """Unknown paths are recorded (a misspelt route shows up in /_test/requests) and answered in
     their plane's envelope (in proxy mode, by the upstream); unknown control paths are not
-    recorded, and stay behind the token."""
+    recorded, and stay behind the origin checks and the token. No route takes OPTIONS, so
+    every browser's preflight comes here: a public plane's is answered (and recorded, never
+    faulted, charged or forwarded), a control path's only for a named origin."""
     not_claimed = unmatched(paths.allowed, paths.closest)
     unknown = not_claimed if forward is None else forward(None, False)
     recorded = {
-        body: client_route(namespaces, unknown, name=None, error_body=body)
-        for body in {plane.error_body for plane in CLIENT_PLANES}
+        plane.error_body: client_route(
+            namespaces, unknown, name=None, error_body=plane.error_body, cors=plane.cors
+        )
+        for plane in CLIENT_PLANES
     }
     control_side = control_route(guarded(token, not_claimed) if token else not_claimed)
+    control_guarded = access.guarded(control_side)
+
+    def allowed_methods(request: web.Request) -> web.Response:
+        # an unknown path allows what is asked: the request then gets a 404 the page can read
+        methods = paths.allowed(request.path) or [request.headers[REQUEST_METHOD]]
+        return preflight_answer(request, methods)
+
+    preflight = preflight_route(namespaces, allowed_methods)
 
     async def fallback(request: web.Request) -> web.StreamResponse:
-        if request.path.startswith("/_test/") or request.path == "/health":
+        if request.path.startswith("/_test/"):
+            return await control_guarded(request)
+        if request.path == "/health":
             return await control_side(request)
-        return await recorded[paths.error_body(request.path)](request)
+        plane = paths.plane(request.path)
+        if plane.cors and is_preflight(request):
+            return await preflight(request)
+        return await recorded[plane.error_body](request)
 
     # [\s\S], not `.`: a path may hold a newline (%0A) and must still get a JSON answer
     app.router.add_route("*", r"/{path:[\s\S]*}", fallback, expect_handler=expect_continue)

@@ -27,6 +27,7 @@ from stub.config import (
     StubConfig,
     is_loopback,
 )
+from stub.control.access import BadSetting, host_setting, origin_setting
 from stub.rate_limit import is_rate
 from stub.server import ListenError, serve
 from stub.upstream.client import Upstream, UpstreamError, tls_context, upstream_of
@@ -54,6 +55,7 @@ Examples:
   svc-stub --fixtures flags.yaml --watch     your fixtures, served anew when edited
   svc-stub --api-key project-api-key_ci --strict-keys --rate-limit 50/s
   svc-stub --upstream https://staging.example.com   faults in front of the real service
+  svc-stub --allow-origin http://localhost:63315     an in-browser test runner drives /_test
   svc-stub record --upstream URL --runtime-key KEY --out staging.yaml
   svc-stub verify --upstream URL --runtime-key KEY --fixtures staging.yaml
   svc-stub conformance --adapter http://127.0.0.1:3902
@@ -123,6 +125,22 @@ Examples:
     "--control-token",
     help="Require 'Authorization: Bearer TOKEN' on /_test/*. "
     "Generated and printed when binding off loopback without one.",
+)
+@_option(
+    "--allow-origin",
+    "allow_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    help="Let pages on this origin (http://localhost:5173) drive /_test/*: an in-browser test "
+    "runner's; repeatable. Any other page is refused (the runtime plane answers every origin).",
+)
+@_option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Answer /_test/* for this Host too (a container's service name: svc-stub, or "
+    "svc-stub:3901 for one port); repeatable. Default: IP addresses, localhost, *.localhost.",
 )
 @_option(
     "--max-recorded",
@@ -203,6 +221,8 @@ def command(
     rate_limit: str | None,
     allow_non_loopback: bool,
     control_token: str | None,
+    allow_origins: tuple[str, ...],
+    allow_hosts: tuple[str, ...],
     max_recorded: int,
     max_namespaces: int,
     namespace_max_recorded: int,
@@ -237,6 +257,8 @@ def command(
         rate_limit=_rate(rate_limit),
         allow_non_loopback=allow_non_loopback,
         control_token=_new_token() if generated_token else control_token,
+        allow_origins=_settings("--allow-origin", origin_setting, allow_origins),
+        allow_hosts=_settings("--allow-host", host_setting, allow_hosts),
         max_recorded=max_recorded,
         max_namespaces=max_namespaces,
         namespace_max_recorded=namespace_max_recorded,
@@ -289,6 +311,13 @@ def _upstream(raw: str | None, ca_bundle: Path | None, allow_insecure: bool) -> 
     except UpstreamError as exc:
         raise ConfigError(f"--upstream: {exc}") from None
     return upstream
+
+
+def _settings(option: str, parse: Callable[[str], str], values: tuple[str, ...]) -> frozenset[str]:
+    try:
+        return frozenset(map(parse, values))
+    except BadSetting as exc:
+        raise ConfigError(f"{option}: {exc}") from None
 
 
 def _new_token() -> str:

@@ -34,6 +34,12 @@ class StubConfig(NamedTuple):
     allow_non_loopback: bool = False
     control_token: str | None = None
     """When set, every /_test/ route requires `Authorization: Bearer <control_token>`."""
+    allow_origins: frozenset[str] = frozenset()
+    """Origins (`http://localhost:5173`) whose pages may drive the control plane: an
+    in-browser test runner's. Every other page is refused."""
+    allow_hosts: frozenset[str] = frozenset()
+    """Names (`svc-stub`, or `svc-stub:3901` for one port) the control plane answers besides
+    IP literals, `localhost` and `*.localhost`."""
     max_recorded: int = DEFAULT_MAX_RECORDED
     """Per recorded list of the default namespace."""
     max_namespaces: int = DEFAULT_MAX_NAMESPACES

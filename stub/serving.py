@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from aiohttp import HttpVersion11, web
 from aiohttp.typedefs import Handler
 
+from stub.cors import ORIGIN, PREFLIGHT, allow_any_origin
 from stub.faults.arming import Fired, request_fault
 from stub.faults.modes import FAULTS, FaultMode, FaultSpec, Hit
 from stub.keys import ClientPlane
@@ -44,12 +45,15 @@ def client_route(
     selector: str | None = None,
     error_body: ErrorBody = runtime_error_body,
     forwarded: bool = False,
+    cors: bool = False,
 ) -> Handler:
     """A client route of any plane, or an unknown path (`name` None), served in the request's
     namespace: faults fire first, errors become JSON in the plane's envelope, and the request
     is recorded once, under `name`. `selector` is what arming calls the route (`projects` for
     `projects.create`); by default the name itself. `forwarded`: the handler relays the real
-    service's answer (proxy mode), which the damaging faults then damage."""
+    service's answer (proxy mode), which the damaging faults then damage. `cors`: every
+    answer to a request from a page (one with an `Origin`) is readable by that page, whatever
+    gave it."""
     selector = selector or name
 
     async def route(request: web.Request) -> web.StreamResponse:
@@ -57,7 +61,10 @@ def client_route(
             state = namespaces.pick(request) or await namespaces.pick_by_body_key(request)
         except ApiError as error:  # no namespace to record it in: the log says it
             log.warning("%s %s: %s", request.method, request.path, error.message)
-            return error.to_response(error_body)
+            refused = error.to_response(error_body)
+            if cors and ORIGIN in request.headers:
+                allow_any_origin(refused.headers)
+            return refused
         request[REQUEST_STATE] = state
         return await served(request, state)
 
@@ -79,6 +86,8 @@ def client_route(
                 flags = tuple(state.served.fixtures.flags)
 
                 def sent(answer: web.StreamResponse, body: bytes) -> None:
+                    if cors and ORIGIN in request.headers:
+                        allow_any_origin(answer.headers)
                     if not sent_early:
                         sent_early.append(answer.status)
                         _record(
@@ -113,6 +122,8 @@ def client_route(
             warning = state.key_warnings.pop(seq, None) if state.key_warnings else None
             if warning is not None:
                 _warn(request, response, warning)
+            if cors and ORIGIN in request.headers and response is not None:
+                _readable_by_page(response)
             if not sent_early:  # recorded here, before aiohttp sends the answer returned
                 _record(
                     state, generation, request, name, started, status, fired, warning, gone,
@@ -120,6 +131,37 @@ def client_route(
                 )  # fmt: skip
 
     return route
+
+
+def preflight_route(
+    namespaces: Namespaces, answer: Callable[[web.Request], web.Response]
+) -> Handler:
+    """A browser's preflight: answered whatever its namespace (an evicted one's 410 must reach
+    the page with the request that follows), recorded in it as `preflight` where it has one,
+    and never faulted, charged to a key or forwarded: it is the browser's, not the client's."""
+
+    async def route(request: web.Request) -> web.StreamResponse:
+        started = time.perf_counter()
+        response = answer(request)
+        try:
+            state = namespaces.pick(request) or namespaces.default  # no body names one
+        except ApiError:
+            return response
+        request[REQUEST_SEQ] = state.next_seq()
+        _record(
+            state, state.generation, request, PREFLIGHT, started, response.status, None,
+            answer=response,
+        )  # fmt: skip
+        return response
+
+    return route
+
+
+def _readable_by_page(response: web.StreamResponse) -> None:
+    """The answer to a page's request, readable by that page (a prepared one is a fault's
+    own, which `sent` marked before its first byte)."""
+    if not response.prepared:
+        allow_any_origin(response.headers)
 
 
 def _record(

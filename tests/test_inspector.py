@@ -555,7 +555,7 @@ class TestTheFeed:
         stalled = []
         for _ in range(20):  # each asks for a look of ~300 KB and never reads a byte of it
             _, writer = await asyncio.open_connection(client.host, client.port)
-            writer.write(b"GET /_test/ui/feed HTTP/1.1\r\nHost: stub\r\n\r\n")
+            writer.write(b"GET /_test/ui/feed HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             stalled.append(writer)
         try:
             await asyncio.sleep(0.5)

@@ -203,7 +203,7 @@ def open_upload(url: str, path: str, document: bytes) -> socket.socket:
     host, port = url.removeprefix("http://").split(":")
     connection = socket.create_connection((host, int(port)), timeout=60)
     head = (
-        f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/yaml\r\n"
+        f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/yaml\r\n"
         f"Content-Length: {len(document)}\r\nConnection: close\r\n\r\n"
     )
     connection.sendall(head.encode() + document)
@@ -342,7 +342,7 @@ def abandon(url: str, path: str, headers: dict[str, str]) -> None:
     """Promise 1,000 bytes of body, send a few, and close the connection."""
     host, port = url.removeprefix("http://").split(":")
     lines = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
-    head = f"POST {path} HTTP/1.1\r\nHost: x\r\n{lines}Content-Length: 1000\r\n\r\n"
+    head = f"POST {path} HTTP/1.1\r\nHost: {host}\r\n{lines}Content-Length: 1000\r\n\r\n"
     with socket.create_connection((host, int(port)), timeout=5) as connection:
         connection.sendall(head.encode() + b'{"events": [')
         time.sleep(0.05)  # the stub is reading the body when the client goes

@@ -177,8 +177,12 @@ def _forwarded_query(request: web.Request) -> str:
 
 
 def _relayed(answer: aiohttp.ClientResponse) -> CIMultiDict[str]:
+    """The upstream's headers, less hop-by-hop ones and its CORS answer: the page talks to the
+    stub, which answers CORS itself (serving.py)."""
     return CIMultiDict(
-        (name, value) for name, value in answer.headers.items() if name.lower() not in _NOT_RELAYED
+        (name, value)
+        for name, value in answer.headers.items()
+        if name.lower() not in _NOT_RELAYED and not name.lower().startswith("access-control-")
     )
 
 
