@@ -36,6 +36,16 @@ def evaluate(stub: SpawnedStub, key: str, api_key: str = "k") -> dict[str, objec
         return json.load(response)["decisions"][0]  # type: ignore[no-any-return]
 
 
+def control_status(stub: SpawnedStub, headers: dict[str, str]) -> int:
+    request = urllib.request.Request(stub.url + "/_test/requests", headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as refused:
+        refused.close()
+        return refused.code
+
+
 @pytest.fixture
 def busy_port() -> Iterator[int]:
     with socket.socket() as sock:
@@ -139,6 +149,20 @@ class TestConfigurationErrors:
                 "changes)",
             ),
             (["--max-recorded", "0"], "svc-stub: error: Invalid value for '--max-recorded'"),
+            (
+                ["--allow-origin", "localhost:5173"],
+                "svc-stub: error: --allow-origin: 'localhost:5173' is not an origin: write "
+                "scheme, host and port, as http://localhost:5173 (no path)",
+            ),
+            (
+                ["--allow-origin", "http://localhost:5173/app"],
+                "svc-stub: error: --allow-origin: 'http://localhost:5173/app' is not an origin",
+            ),
+            (
+                ["--allow-host", "http://svc-stub/"],
+                "svc-stub: error: --allow-host: 'http://svc-stub/' is not a host name: write it "
+                "as the Host header names it, as svc-stub or svc-stub:3901",
+            ),
             (["--max-namespaces", "0"], "svc-stub: error: Invalid value for '--max-namespaces'"),
             (
                 ["--namespace-max-recorded", "x"],
@@ -266,6 +290,22 @@ class TestEnvironment:
                 evaluate(stub, "a", api_key="bad")
             refused.value.close()
             assert refused.value.code == 401
+
+    def test_origins_and_hosts_the_control_plane_answers_come_from_the_environment(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("SVC_STUB_ALLOW_ORIGIN", "http://a.test http://B.test:8080/")
+        monkeypatch.setenv("SVC_STUB_ALLOW_HOST", "svc-stub")
+        with spawn_stub() as stub:
+            port = stub.url.rsplit(":", 1)[1]
+            asked = [
+                control_status(stub, {"Origin": "http://b.test:8080"}),
+                control_status(stub, {"Origin": "http://a.test"}),
+                control_status(stub, {"Origin": "http://c.test"}),
+                control_status(stub, {"Host": f"svc-stub:{port}"}),
+                control_status(stub, {"Host": f"other:{port}"}),
+            ]
+        assert asked == [200, 200, 403, 200, 403]
 
     def test_the_command_line_wins_over_the_environment(
         self, monkeypatch: pytest.MonkeyPatch

@@ -19,20 +19,13 @@ from typing import Any
 
 import pytest
 from fireweave import EvaluationContext, FlagType
+from playwright.sync_api import Browser, Page, expect
 
+from browsers import chromium, require_chromium
 from conftest import OpenFireweave, SpawnedStub, spawn_stub
 from stub.client import StubClient
 
-CHROMIUM = next(
-    (found for name in ("chromium", "chromium-browser") if (found := shutil.which(name))), None
-)
-if CHROMIUM is None:
-    pytest.skip(
-        "no Chromium for the inspector's browser tests: apt-get install -y chromium",
-        allow_module_level=True,
-    )
-
-from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
+require_chromium("the inspector's browser tests")
 
 SCREENSHOT = Path(__file__).resolve().parent.parent / "docs" / "assets" / "inspector.png"
 USER = EvaluationContext(targeting_key="user-42")
@@ -42,10 +35,8 @@ ROWS = "#requests tbody tr"
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    with chromium() as launched:
         yield launched
-        launched.close()
 
 
 @pytest.fixture(scope="module")
