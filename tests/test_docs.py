@@ -13,6 +13,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -564,6 +565,86 @@ class TestProxySection:
         assert [r["status"] for r in forwarded] == [200]  # the 503 was never forwarded
 
 
+class TestTheBrowserGuide:
+    GUIDE = ROOT / "docs" / "guides" / "browser.md"
+
+    def blocks(self, language: str) -> list[str]:
+        text = self.GUIDE.read_text(encoding="utf-8")
+        return re.findall(rf"^```{language}\n(.*?)^```", text, flags=re.M | re.S)
+
+    def test_what_a_page_sees_prints_what_it_shows(self, fresh_stub: SpawnedStub) -> None:
+        (block,) = [b for b in self.blocks("sh") if b.startswith("S=")]
+        shown = [line[2:] for line in block.splitlines() if line.startswith("# ")]
+        script = "set -eu\n" + _without_address(block)
+        done = subprocess.run(
+            ["bash", "-c", script],
+            env={"S": fresh_stub.url, "PATH": "/usr/bin:/bin:/usr/local/bin"},
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert [line.rstrip("\r") for line in done.stdout.splitlines()] == shown
+
+    def test_the_install_line_brings_what_the_example_imports(self) -> None:
+        import tomllib
+
+        (install,) = [b for b in self.blocks("sh") if b.startswith("pip install")]
+        assert install.strip() == 'pip install "/path/to/svc-stub[pytest]" playwright'
+        project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+        tested_with = project["project"]["optional-dependencies"]["test"]
+        assert any(requirement.startswith("playwright") for requirement in tested_with)
+
+    def test_the_playwright_example_passes_in_a_new_project(self, tmp_path: Path) -> None:
+        if shutil.which("chromium") is None:
+            pytest.skip("no Chromium for the browser guide's example: apt-get install -y chromium")
+        (page,) = self.blocks("html")
+        (example,) = self.blocks("python")
+        (tmp_path / "app").mkdir()
+        (tmp_path / "app" / "index.html").write_text(page, encoding="utf-8")
+        done = pytest_in_a_new_project(tmp_path, "test_checkout_page.py", example)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "2 passed" in done.stdout
+
+    def test_the_compose_setup_reaches_the_control_plane_by_its_service_name(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        import yaml
+
+        (compose,) = self.blocks("yaml")
+        services = yaml.safe_load(compose)["services"]
+        stub, tests = services["svc-stub"], services["tests"]
+        command = stub["command"].split()
+        assert command[:3] == ["svc-stub", "--host", "0.0.0.0"]
+        assert tests["environment"]["SVC_STUB_URL"] == "http://svc-stub:3901"
+        token = tests["environment"]["SVC_STUB_CONTROL_TOKEN"]
+        # As the compose file starts it, but on loopback and a free port: only the Host differs.
+        arguments = ["--host", "127.0.0.1", *command[3:]]
+        for variable, value in stub["environment"].items():
+            monkeypatch.setenv(variable, value)
+        with spawn_stub(*arguments, read_log=False) as started:
+            port = started.url.rsplit(":", 1)[1]
+            named = _status(
+                started.url, {"Host": f"svc-stub:{port}", "Authorization": f"Bearer {token}"}
+            )
+            other = _status(
+                started.url, {"Host": f"tests:{port}", "Authorization": f"Bearer {token}"}
+            )
+            tokenless = _status(started.url, {"Host": f"svc-stub:{port}"})
+        assert (named, other, tokenless) == (200, 403, 401)
+
+
+def _status(url: str, headers: dict[str, str]) -> int:
+    request = urllib.request.Request(url + "/_test/requests", headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return int(answer.status)
+    except urllib.error.HTTPError as refused:
+        refused.close()
+        return refused.code
+
+
 # ------------------------------------------------------------------------------------------
 # Every code block of the documentation: run by the test named for it, or checked as far as it
 # goes. A new block without an entry here fails the suite.
@@ -605,6 +686,21 @@ RUN_BY: dict[tuple[str, str], str] = {
     ("docs/getting-started.md", "svc-stub --port 3902 &"): "TestTheTour",
     ("docs/getting-started.md", "from fireweave import EvaluationContext, FireweaveClient, "
      "FireweaveRemoteAdapter, FireweaveRuntime"): "TestWithThePythonClientSection",
+    ("docs/guides/browser.md", "S=http://127.0.0.1:3901"):
+        "TestTheBrowserGuide.test_what_a_page_sees_prints_what_it_shows",
+    ("docs/guides/browser.md", 'pip install "/path/to/svc-stub[pytest]" playwright'):
+        "TestTheBrowserGuide.test_the_install_line_brings_what_the_example_imports",
+    ("docs/guides/browser.md", "<!doctype html>"):
+        "TestTheBrowserGuide.test_the_playwright_example_passes_in_a_new_project",
+    ("docs/guides/browser.md", '"""The checkout page against svc-stub, in a real browser: its flag '
+     'read, a 503 backed off."""'):
+        "TestTheBrowserGuide.test_the_playwright_example_passes_in_a_new_project",
+    ("docs/guides/browser.md", "svc-stub --allow-origin http://localhost:63315"):
+        "tests/test_cors_browser.py",
+    ("docs/guides/browser.md", 'const STUB = "http://127.0.0.1:3901";'):
+        "tests/test_cors_browser.py",
+    ("docs/guides/browser.md", "# compose.yaml (the parts that matter)"):
+        "TestTheBrowserGuide.test_the_compose_setup_reaches_the_control_plane_by_its_service_name",
     ("docs/guides/ci.md", "svc-stub --port 3901 &"): "TestTheCiGuide",
     ("docs/guides/ci.md", "# .github/workflows/tests.yml"): "TestPartialBlocks.test_workflows",
     ("docs/guides/inspector.md", "S=http://127.0.0.1:3901"): "TestTheInspectorGuide",
