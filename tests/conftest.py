@@ -6,6 +6,7 @@ import json
 import socket
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -47,6 +48,16 @@ class SpawnedStub:
         )
         with urllib.request.urlopen(request, timeout=5) as response:
             return json.load(response)
+
+    def status(self, path: str, headers: dict[str, str]) -> int:
+        """The status a GET with these headers is answered with, an error's included."""
+        request = urllib.request.Request(self.url + path, headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=5) as response:
+                return int(response.status)
+        except urllib.error.HTTPError as refused:
+            refused.close()
+            return refused.code
 
 
 @contextmanager

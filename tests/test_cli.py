@@ -36,16 +36,6 @@ def evaluate(stub: SpawnedStub, key: str, api_key: str = "k") -> dict[str, objec
         return json.load(response)["decisions"][0]  # type: ignore[no-any-return]
 
 
-def control_status(stub: SpawnedStub, headers: dict[str, str]) -> int:
-    request = urllib.request.Request(stub.url + "/_test/requests", headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=5) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as refused:
-        refused.close()
-        return refused.code
-
-
 @pytest.fixture
 def busy_port() -> Iterator[int]:
     with socket.socket() as sock:
@@ -299,11 +289,11 @@ class TestEnvironment:
         with spawn_stub() as stub:
             port = stub.url.rsplit(":", 1)[1]
             asked = [
-                control_status(stub, {"Origin": "http://b.test:8080"}),
-                control_status(stub, {"Origin": "http://a.test"}),
-                control_status(stub, {"Origin": "http://c.test"}),
-                control_status(stub, {"Host": f"svc-stub:{port}"}),
-                control_status(stub, {"Host": f"other:{port}"}),
+                stub.status("/_test/requests", {"Origin": "http://b.test:8080"}),
+                stub.status("/_test/requests", {"Origin": "http://a.test"}),
+                stub.status("/_test/requests", {"Origin": "http://c.test"}),
+                stub.status("/_test/requests", {"Host": f"svc-stub:{port}"}),
+                stub.status("/_test/requests", {"Host": f"other:{port}"}),
             ]
         assert asked == [200, 200, 403, 200, 403]
 

@@ -111,6 +111,19 @@ def post(page: Page, url: str, body: str, **headers: str) -> dict[str, Any]:
     return call(page, url, method="POST", body=body, headers=headers)
 
 
+def same_origin_by_name(browser: Browser, stub: SpawnedStub, path: str) -> dict[str, Any]:
+    """What a page on `http://REBINDING_NAME:<the stub's port>` reads of `path` on its own
+    origin, which its name has made the stub's."""
+    port = stub.url.rsplit(":", 1)[1]
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(f"http://{REBINDING_NAME}:{port}/health")
+        return call(page, path)
+    finally:
+        context.close()
+
+
 def browser_key(style: str) -> dict[str, str]:
     if style == "bearer":
         return {"Authorization": f"Bearer {BROWSER_KEY}", "Content-Type": "application/json"}
@@ -249,14 +262,7 @@ class TestThePageCannotTouchTheControlPlane:
         self, browser: Browser, stub: SpawnedStub
     ) -> None:
         """DNS rebinding: the page's own origin, once its name points at 127.0.0.1."""
-        port = stub.url.rsplit(":", 1)[1]
-        context = browser.new_context()
-        try:
-            rebound = context.new_page()
-            rebound.goto(f"http://{REBINDING_NAME}:{port}/health")
-            answer = call(rebound, "/_test/requests")
-        finally:
-            context.close()
+        answer = same_origin_by_name(browser, stub, "/_test/requests")
         assert answer["status"] == 403, answer
         assert f"--allow-host {REBINDING_NAME}" in answer["body"]
 
@@ -287,12 +293,5 @@ class TestAnOriginTheUserNamed:
 
     def test_a_host_the_user_named_is_answered(self, browser: Browser) -> None:
         with spawn_stub("--allow-host", REBINDING_NAME, read_log=False) as allowing:
-            port = allowing.url.rsplit(":", 1)[1]
-            context = browser.new_context()
-            try:
-                named = context.new_page()
-                named.goto(f"http://{REBINDING_NAME}:{port}/health")
-                answer = call(named, "/_test/requests")
-            finally:
-                context.close()
+            answer = same_origin_by_name(browser, allowing, "/_test/requests")
         assert answer["status"] == 200, answer

@@ -13,7 +13,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -93,6 +92,21 @@ def run(block: str, url: str) -> list[tuple[Step, Any]]:
     assert done.returncode == 0, f"the README block failed:\n{done.stderr}"
     outputs = done.stdout.split(SEPARATOR + "\n")
     return [(step, _parsed(out)) for step, out in zip(parts, outputs, strict=False)]
+
+
+def printed_by(block: str, url: str) -> list[str]:
+    """The lines a block prints, run whole in one shell with `S` pointing at the stub (an
+    HTTP header's line without its carriage return)."""
+    done = subprocess.run(
+        ["bash", "-c", "set -euo pipefail\n" + _without_address(block)],
+        env={"S": url, "PATH": "/usr/bin:/bin:/usr/local/bin"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return [line.rstrip("\r") for line in done.stdout.strip().splitlines()]
 
 
 def _without_address(script: str) -> str:
@@ -475,16 +489,7 @@ class TestKeysAndPlanesSection:
     def test_the_warning_example_prints_the_header_shown(self, fresh_stub: SpawnedStub) -> None:
         (block,) = shell_blocks("# Keys and rate limits")
         shown = [line[2:] for line in block.splitlines() if line.startswith("# X-Svc")]
-        done = subprocess.run(
-            ["bash", "-c", "set -euo pipefail\n" + _without_address(block)],
-            env={"S": fresh_stub.url, "PATH": "/usr/bin:/bin:/usr/local/bin"},
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
-        assert done.stdout.strip().splitlines() == shown
+        assert printed_by(block, fresh_stub.url) == shown
 
 
 class TestStepParsing:
@@ -575,17 +580,7 @@ class TestTheBrowserGuide:
     def test_what_a_page_sees_prints_what_it_shows(self, fresh_stub: SpawnedStub) -> None:
         (block,) = [b for b in self.blocks("sh") if b.startswith("S=")]
         shown = [line[2:] for line in block.splitlines() if line.startswith("# ")]
-        script = "set -eu\n" + _without_address(block)
-        done = subprocess.run(
-            ["bash", "-c", script],
-            env={"S": fresh_stub.url, "PATH": "/usr/bin:/bin:/usr/local/bin"},
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
-        assert [line.rstrip("\r") for line in done.stdout.splitlines()] == shown
+        assert printed_by(block, fresh_stub.url) == shown
 
     def test_the_install_line_brings_what_the_example_imports(self) -> None:
         import tomllib
@@ -625,24 +620,11 @@ class TestTheBrowserGuide:
             monkeypatch.setenv(variable, value)
         with spawn_stub(*arguments, read_log=False) as started:
             port = started.url.rsplit(":", 1)[1]
-            named = _status(
-                started.url, {"Host": f"svc-stub:{port}", "Authorization": f"Bearer {token}"}
-            )
-            other = _status(
-                started.url, {"Host": f"tests:{port}", "Authorization": f"Bearer {token}"}
-            )
-            tokenless = _status(started.url, {"Host": f"svc-stub:{port}"})
+            bearer = {"Authorization": f"Bearer {token}"}
+            named = started.status("/_test/requests", {"Host": f"svc-stub:{port}", **bearer})
+            other = started.status("/_test/requests", {"Host": f"tests:{port}", **bearer})
+            tokenless = started.status("/_test/requests", {"Host": f"svc-stub:{port}"})
         assert (named, other, tokenless) == (200, 403, 401)
-
-
-def _status(url: str, headers: dict[str, str]) -> int:
-    request = urllib.request.Request(url + "/_test/requests", headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=10) as answer:
-            return int(answer.status)
-    except urllib.error.HTTPError as refused:
-        refused.close()
-        return refused.code
 
 
 # ------------------------------------------------------------------------------------------
