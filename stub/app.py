@@ -62,20 +62,12 @@ class _Plane(NamedTuple):
     key never belongs in a page, and a page must not drive a developer's stub."""
 
 
-CLIENT_PLANES = (
-    _Plane(runtime.routes),
-    _Plane(vendor.routes),
-    _Plane(
-        management.routes,
-        management.error_body,
-        trailing_slash=False,
-        rate_limited=False,
-        cors=False,
-    ),
+_MANAGEMENT = _Plane(
+    management.routes, management.error_body, trailing_slash=False, rate_limited=False, cors=False
 )
+CLIENT_PLANES = (_Plane(runtime.routes), _Plane(vendor.routes), _MANAGEMENT)
 _UNCLAIMED = _Plane(web.RouteTableDef())
 """What a path no plane claims answers as: the runtime envelope, to any origin."""
-_MANAGEMENT = CLIENT_PLANES[-1]
 _CONTROL = _Plane(web.RouteTableDef(), cors=False)
 """The test-control plane (and /health): its own rules for pages (control/access.py)."""
 
@@ -113,7 +105,7 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
                 handler = guarded(token, handler)
             handler = control_route(handler)
             if control_plane:  # before anything else, the token included
-                handler = access.guarded(handler, page=name == "ui")
+                handler = access.admitting(handler, page=name == "ui")
             _add(app, paths, route.method, route.path, handler, _CONTROL)
     if config.watches_files:
         app.cleanup_ctx.append(
@@ -278,6 +270,8 @@ def _add_bad_prefix(app: web.Application, paths: _Paths) -> None:
         else:
             message = f"path: {urllib.parse.unquote(name)!r} is not a namespace name ({NAME_RULE})"
         plane = paths.plane(rest)
+        if plane.cors and is_preflight(request):  # so the page can read the 400 that follows
+            return preflight_answer(request, [request.headers[REQUEST_METHOD]])
         refused = ApiError(400, "INVALID_NAMESPACE", message).to_response(plane.error_body)
         if plane.cors and ORIGIN in request.headers:
             allow_any_origin(refused.headers)
@@ -303,13 +297,13 @@ def _add_fallback(
     not_claimed = unmatched(paths.allowed, paths.closest)
     unknown = not_claimed if forward is None else forward(None, False)
     recorded = {
-        plane.error_body: client_route(
+        (plane.error_body, plane.cors): client_route(
             namespaces, unknown, name=None, error_body=plane.error_body, cors=plane.cors
         )
-        for plane in CLIENT_PLANES
+        for plane in (*CLIENT_PLANES, _CONTROL)
     }
     control_side = control_route(guarded(token, not_claimed) if token else not_claimed)
-    control_guarded = access.guarded(control_side)
+    control_admitted = access.admitting(control_side)
 
     def allowed_methods(request: web.Request) -> web.Response:
         # an unknown path allows what is asked: the request then gets a 404 the page can read
@@ -320,13 +314,13 @@ def _add_fallback(
 
     async def fallback(request: web.Request) -> web.StreamResponse:
         if request.path.startswith("/_test/"):
-            return await control_guarded(request)
+            return await control_admitted(request)
         if request.path == "/health":
             return await control_side(request)
         plane = paths.plane(request.path)
         if plane.cors and is_preflight(request):
             return await preflight(request)
-        return await recorded[plane.error_body](request)
+        return await recorded[plane.error_body, plane.cors](request)
 
     # [\s\S], not `.`: a path may hold a newline (%0A) and must still get a JSON answer
     app.router.add_route("*", r"/{path:[\s\S]*}", fallback, expect_handler=expect_continue)

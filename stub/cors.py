@@ -15,8 +15,8 @@ from aiohttp import hdrs, web
 from multidict import CIMultiDict
 
 ORIGIN = hdrs.ORIGIN  # an istr: found in a request's headers at two thirds of a str's cost
-REQUEST_METHOD = "Access-Control-Request-Method"
-REQUEST_HEADERS = "Access-Control-Request-Headers"
+REQUEST_METHOD = hdrs.ACCESS_CONTROL_REQUEST_METHOD
+REQUEST_HEADERS = hdrs.ACCESS_CONTROL_REQUEST_HEADERS
 REQUEST_PRIVATE_NETWORK = "Access-Control-Request-Private-Network"
 
 PREFLIGHT = "preflight"
@@ -57,9 +57,9 @@ def allow_any_origin(headers: CIMultiDict[str]) -> None:
 
 def allow_origin(headers: CIMultiDict[str], origin: str) -> None:
     """As `allow_any_origin`, for one origin by name (the control plane's)."""
-    headers["Access-Control-Allow-Origin"] = origin
-    headers["Access-Control-Expose-Headers"] = EXPOSED
-    headers["Vary"] = ORIGIN
+    headers[hdrs.ACCESS_CONTROL_ALLOW_ORIGIN] = origin
+    headers[hdrs.ACCESS_CONTROL_EXPOSE_HEADERS] = EXPOSED
+    headers[hdrs.VARY] = ORIGIN
 
 
 def preflight_answer(
@@ -70,16 +70,19 @@ def preflight_answer(
     public origin's page reaches a loopback address)."""
     headers = CIMultiDict(
         {
-            "Access-Control-Allow-Origin": origin,
-            "Access-Control-Allow-Methods": ", ".join(sorted(methods)),
-            "Access-Control-Allow-Headers": _asked_headers(request) or DEFAULT_REQUEST_HEADERS,
-            "Access-Control-Max-Age": MAX_AGE_S,
-            "Vary": f"{ORIGIN}, {REQUEST_HEADERS}, {REQUEST_PRIVATE_NETWORK}",
+            hdrs.ACCESS_CONTROL_ALLOW_ORIGIN: origin,
+            hdrs.ACCESS_CONTROL_ALLOW_METHODS: ", ".join(sorted(methods)),
+            hdrs.ACCESS_CONTROL_ALLOW_HEADERS: _asked_headers(request) or DEFAULT_REQUEST_HEADERS,
+            hdrs.ACCESS_CONTROL_MAX_AGE: MAX_AGE_S,
+            hdrs.VARY: _PREFLIGHT_VARIES,
         }
     )
     if request.headers.get(REQUEST_PRIVATE_NETWORK, "").lower() == "true":
         headers["Access-Control-Allow-Private-Network"] = "true"
     return web.Response(status=204, headers=headers)
+
+
+_PREFLIGHT_VARIES = ", ".join((ORIGIN, REQUEST_METHOD, REQUEST_HEADERS, REQUEST_PRIVATE_NETWORK))
 
 
 def _asked_headers(request: web.BaseRequest) -> str:

@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from aiohttp import web
+from aiohttp import hdrs, web
 from aiohttp.abc import AbstractStreamWriter
 from aiohttp.http_parser import RawRequestMessage
 from aiohttp.streams import StreamReader
@@ -116,6 +116,18 @@ class Namespaces:
         nothing (a 404, or the 410 of an evicted one)."""
         name = _named_by(request)
         return self.default if name is None else self.named(name, create=False)
+
+    def pick_for_preflight(self, request: web.Request) -> StubState | None:
+        """The namespace a browser's preflight belongs to, where it can tell: the one its path
+        prefix names, else the default one, unless the request it precedes names another by
+        header or by a bound key (a preflight carries neither value: None)."""
+        name = request_value(request, PREFIXED)
+        if name is not None:
+            return self.named(name)
+        announced = request.headers.get(hdrs.ACCESS_CONTROL_REQUEST_HEADERS, "").lower()
+        if HEADER.lower() in announced or self._owners:
+            return None
+        return self.default
 
     async def pick_by_body_key(self, request: web.Request) -> StubState:
         """The namespace of the project key a vendor request carries in its body."""

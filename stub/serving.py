@@ -137,15 +137,18 @@ def preflight_route(
     namespaces: Namespaces, answer: Callable[[web.Request], web.Response]
 ) -> Handler:
     """A browser's preflight: answered whatever its namespace (an evicted one's 410 must reach
-    the page with the request that follows), recorded in it as `preflight` where it has one,
-    and never faulted, charged to a key or forwarded: it is the browser's, not the client's."""
+    the page with the request that follows), recorded in it as `preflight` where it can tell
+    which, and never faulted, charged to a key or forwarded: it is the browser's, not the
+    client's."""
 
     async def route(request: web.Request) -> web.StreamResponse:
         started = time.perf_counter()
         response = answer(request)
         try:
-            state = namespaces.pick(request) or namespaces.default  # no body names one
+            state = namespaces.pick_for_preflight(request)
         except ApiError:
+            return response
+        if state is None:
             return response
         request[REQUEST_SEQ] = state.next_seq()
         _record(

@@ -7,16 +7,21 @@ answer path's headers are checked one by one, so a new path that forgets them fa
 
 from __future__ import annotations
 
+import asyncio
+import urllib.request
 from typing import Any
 
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
-from conftest import AUTH, AiohttpClient
+from conftest import AUTH, AiohttpClient, SpawnedStub
 from stub import StubConfig, create_app
 from stub.app import CLIENT_PLANES
-from stub.cors import DEFAULT_REQUEST_HEADERS
+from stub.client import StubClient, WaitTimeout
+from stub.client import models as client_models
+from stub.control.access import BadSetting, host_setting
+from stub.cors import DEFAULT_REQUEST_HEADERS, PREFLIGHT
 from stub.faults.modes import FaultMode
 
 Client = TestClient[Any, Any]
@@ -128,6 +133,14 @@ class TestPreflight:
         )
         assert listed.status == 200
         assert "Access-Control-Allow-Origin" not in listed.headers
+        browser_key = await client.get(
+            "/v1/projects", headers={"Authorization": "Bearer svc_public_web", **FROM_PAGE}
+        )
+        assert browser_key.status == 401  # refused as without an Origin
+        assert (
+            "a browser key (svc_public_...) belongs to the runtime plane"
+            in (await browser_key.json())["error"]["message"]
+        )
 
     async def test_an_options_request_that_is_no_preflight_is_refused_as_before(
         self, client: Client
@@ -149,6 +162,28 @@ class TestAPreflightIsNoClientRequest:
         ]
         assert len(await journal(client, "/ns/web", route="evaluate")) == 1
         assert await journal(client) == []  # nothing in the default namespace
+
+    async def test_one_whose_namespace_it_cannot_tell_is_recorded_nowhere(
+        self, client: Client
+    ) -> None:
+        by_header = preflight_headers("POST", "authorization, x-svc-test-namespace")
+        assert (await client.options(EVALUATE, headers=by_header)).status == 204
+        await client.post("/_test/namespaces", json={"name": "keyed", "keys": ["project-key"]})
+        assert (await client.options(EVALUATE, headers=preflight_headers())).status == 204
+        assert await journal(client) == []
+        assert await journal(client, "/ns/keyed") == []
+
+    async def test_a_wait_for_requests_counts_no_preflight(self, client: Client) -> None:
+        await client.options("/ns/web/v1/flags/evaluate", headers=preflight_headers())
+        params = {"min": "1", "waitMs": "10000"}
+        waiting = asyncio.ensure_future(client.get("/ns/web/_test/requests", params=params))
+        await asyncio.sleep(0.2)
+        assert not waiting.done()  # the preflight is there, and counts for nothing
+        await client.post("/ns/web/v1/flags/evaluate", json=BODY, headers={**AUTH, **FROM_PAGE})
+        waited = await (await waiting).json()
+        assert [entry["route"] for entry in waited["requests"]] == ["preflight", "evaluate"]
+        only = await client.get("/ns/web/_test/requests", params={"route": "preflight", **params})
+        assert len((await only.json())["requests"]) == 1
 
     async def test_it_is_never_faulted_and_takes_no_armed_fault(self, client: Client) -> None:
         armed = await client.post("/_test/fault", json={"mode": "500", "ttlRequests": 1})
@@ -294,6 +329,15 @@ class TestEveryAnswerIsReadableByThePage:
         assert [unknown.status, method.status, prefix.status] == [404, 405, 400]
         assert all(readable(answer.headers) for answer in (unknown, method, prefix))
         assert method.headers["Allow"] == "POST"
+        asked = await client.options(
+            "/ns/not a name/v1/flags/evaluate", headers=preflight_headers()
+        )
+        assert asked.status == 204  # else the browser would hide the 400 from the page
+
+    async def test_a_path_of_the_control_plane_answers_no_page(self, client: Client) -> None:
+        unknown = await client.get("/health/x", headers=FROM_PAGE)
+        assert unknown.status == 404
+        assert "Access-Control-Allow-Origin" not in unknown.headers
 
     async def test_an_evicted_namespace(self, aiohttp_client: AiohttpClient) -> None:
         client = await app_client(aiohttp_client, max_namespaces=1)
@@ -405,6 +449,14 @@ class TestAnOriginTheUserNamed:
         other = await client.get("/_test/requests", headers={"Origin": "http://localhost:5174"})
         assert other.status == 403
 
+    async def test_reads_an_unknown_control_paths_404(self, aiohttp_client: AiohttpClient) -> None:
+        client = await app_client(aiohttp_client, allow_origins=frozenset({PAGE}))
+        asked = await client.options("/_test/nowhere", headers=preflight_headers("GET"))
+        assert (asked.status, asked.headers["Access-Control-Allow-Methods"]) == (204, "GET")
+        missing = await client.get("/_test/nowhere", headers=FROM_PAGE)
+        assert missing.status == 404
+        assert missing.headers["Access-Control-Allow-Origin"] == PAGE
+
     async def test_still_needs_the_control_token(self, aiohttp_client: AiohttpClient) -> None:
         client = await app_client(
             aiohttp_client, allow_origins=frozenset({PAGE}), control_token="t0ken"
@@ -467,3 +519,41 @@ class TestHosts:
             )
         ]
         assert statuses == [200, 200, 200, 200, 403, 403]
+
+    @pytest.mark.parametrize(
+        ("given", "kept"),
+        [("svc-stub", "svc-stub"), ("SVC-Stub.:3901", "svc-stub:3901"), ("web_1", "web_1")],
+    )
+    def test_a_name_given_is_kept_as_a_host_header_names_it(self, given: str, kept: str) -> None:
+        assert host_setting(given) == kept
+
+    @pytest.mark.parametrize("given", ["", "*", "a b", "http://svc-stub/", "svc-stub:x", "-a"])
+    def test_what_is_no_host_name_is_refused(self, given: str) -> None:
+        with pytest.raises(BadSetting, match="is not a host name"):
+            host_setting(given)
+
+    async def test_a_trailing_dot_names_the_same_host(self, aiohttp_client: AiohttpClient) -> None:
+        client = await app_client(
+            aiohttp_client, allow_hosts=frozenset({host_setting("svc-stub.")})
+        )
+        for host in ("svc-stub", "svc-stub.:3901"):
+            assert (await client.get("/_test/requests", headers={"Host": host})).status == 200
+
+
+class TestTheControlClients:
+    def test_name_a_preflight_as_the_stub_does(self) -> None:
+        assert client_models.PREFLIGHT == PREFLIGHT
+
+    def test_a_wait_for_requests_is_not_ended_by_a_preflight(self, live_stub: SpawnedStub) -> None:
+        control = StubClient(live_stub.url).create_namespace("waits-for-a-client")
+        try:
+            asked = urllib.request.Request(
+                control.url + EVALUATE, method="OPTIONS", headers=preflight_headers()
+            )
+            with urllib.request.urlopen(asked, timeout=5) as answer:
+                assert answer.status == 204
+            with pytest.raises(WaitTimeout, match="got 0"):
+                control.wait_for_requests(1, timeout=0.3)
+            assert [entry.route for entry in control.requests()] == [PREFLIGHT]
+        finally:
+            control.delete_namespace()

@@ -15,6 +15,7 @@ from typing import Any, Generic, Self, TypeVar
 
 from stub.client.models import (
     MAX_WAIT_S,
+    PREFLIGHT,
     ArmedFault,
     FaultRecord,
     Json,
@@ -328,6 +329,16 @@ def check_count(what: str, got: list[Any], wanted: int, timeout_s: float) -> lis
     if len(got) < wanted:
         shown = json.dumps(got, indent=2, default=str)
         raise WaitTimeout(f"waited {timeout_s:g}s for {wanted} {what}, got {len(got)}:\n{shown}")
+    return got
+
+
+def check_requests(
+    route: str | None, got: list[RecordedRequest], wanted: int, timeout_s: float
+) -> list[RecordedRequest]:
+    """As `check_count`, where a browser's preflight counts only when it is the route asked
+    for (the stub's wait counts so too): it is listed, but it is no client's request."""
+    counted = got if route is not None else [r for r in got if r.route != PREFLIGHT]
+    check_count(f"requests to {route or 'any route'}", counted, wanted, timeout_s)
     return got
 
 

@@ -90,6 +90,11 @@ class FaultRecord:
     step: int | None = None
 
 
+PREFLIGHT = "preflight"
+"""A browser's preflight's route in the journal: listed, never a client's request (the stub's
+own word, stub/cors.py; this package imports nothing of the server)."""
+
+
 @dataclass(frozen=True, slots=True)
 class RecordedRequest:
     seq: int

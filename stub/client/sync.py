@@ -13,6 +13,7 @@ from stub.client.calls import (
     Calls,
     Control,
     check_count,
+    check_requests,
     find_exposure,
     gaps_ms,
     no_early_retry,
@@ -190,7 +191,7 @@ class StubClient(Control):
         self, n: int, route: str | None = None, timeout: float = DEFAULT_WAIT_S
     ) -> list[RecordedRequest]:
         got = self._run(Calls.requests(route, n, timeout))
-        return check_count(f"requests to {route or 'any route'}", got, n, timeout)
+        return check_requests(route, got, n, timeout)
 
     def assert_exposure(
         self, flag_key: str, targeting_key: str, variant: str | None = None

@@ -10,14 +10,15 @@ token, where set, applies on top.
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
-from aiohttp import web
+from aiohttp import hdrs, web
 from aiohttp.typedefs import Handler
 from yarl import URL
 
-from stub.cors import ORIGIN, allow_origin, is_preflight, preflight_answer
+from stub.cors import ORIGIN, REQUEST_METHOD, allow_origin, is_preflight, preflight_answer
 from stub.wire import ApiError
 
 FETCH_SITE = "Sec-Fetch-Site"
@@ -46,14 +47,19 @@ def origin_setting(value: str) -> str:
 
 
 def host_setting(value: str) -> str:
-    """`svc-stub` (any port) or `svc-stub:3901` (that port only), lower case."""
+    """`svc-stub` (any port) or `svc-stub:3901` (that port only), as `_host_forms` compares."""
     name, port = _split_host(value.strip().lower())
-    if not name or "/" in value or "@" in value or (port and not port.isdigit()):
+    name = name.rstrip(".")
+    if not _HOST_NAME.fullmatch(name) or (port and not port.isdigit()):
         raise BadSetting(
             f"{value!r} is not a host name: write it as the Host header names it, "
             "as svc-stub or svc-stub:3901"
         )
     return f"{name}:{port}" if port else name
+
+
+_HOST_NAME = re.compile(r"[a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?")
+"""A DNS name (underscores too: container runtimes allow them in service names)."""
 
 
 class ControlAccess(NamedTuple):
@@ -64,22 +70,25 @@ class ControlAccess(NamedTuple):
     hosts: frozenset[str]
     methods: Callable[[str], Iterable[str]]
 
-    def guarded(self, handler: Handler, *, page: bool = False) -> Handler:
+    def admitting(self, handler: Handler, *, page: bool = False) -> Handler:
         """`handler`, for the stub's own tools and the named origins and hosts only; `page`:
         the inspector page, which a link on another site may open (a navigation reads
         nothing: the page holds no data until it asks its own origin)."""
 
         async def route(request: web.Request) -> web.StreamResponse:
-            refusal = self._refusal(request, page)
+            origin = request.headers.get(ORIGIN)
+            if origin == _own_origin(request):
+                origin = None  # the inspector page: one of its own tools
+            refusal = self._refusal(request, origin, page)
             if refusal is not None:
                 refused = refusal.to_response()
-                refused.headers["Cache-Control"] = "no-store"
+                refused.headers[hdrs.CACHE_CONTROL] = "no-store"
                 return refused
-            origin = request.headers.get(ORIGIN)
-            if origin is None or origin == _own_origin(request):
+            if origin is None:
                 return await handler(request)
             if is_preflight(request):  # a named origin's in-browser runner
-                return preflight_answer(request, self.methods(request.path), origin)
+                methods = self.methods(request.path) or [request.headers[REQUEST_METHOD]]
+                return preflight_answer(request, methods, origin)
             response = await handler(request)
             if not response.prepared:
                 allow_origin(response.headers, origin)
@@ -87,7 +96,8 @@ class ControlAccess(NamedTuple):
 
         return route
 
-    def _refusal(self, request: web.Request, page: bool) -> ApiError | None:
+    def _refusal(self, request: web.Request, origin: str | None, page: bool) -> ApiError | None:
+        """Why the request is refused (a foreign `origin`), or None."""
         host = request.host.lower()
         if not self._answers_host(host):
             return ApiError(
@@ -95,10 +105,10 @@ class ControlAccess(NamedTuple):
                 "HOST_NOT_ALLOWED",
                 f"the control plane answers only a loopback address, localhost or a name given "
                 f"with --allow-host, not Host {host!r}: start svc-stub with "
-                f"--allow-host {_split_host(host)[0]} if that is how its tools reach it",
+                f"--allow-host {_split_host(host)[0].rstrip('.')} if that is how its tools "
+                "reach it",
             )
-        origin = request.headers.get(ORIGIN)
-        if origin is not None and origin != _own_origin(request) and origin not in self.origins:
+        if origin is not None and origin not in self.origins:
             return ApiError(
                 403,
                 "ORIGIN_NOT_ALLOWED",
@@ -118,11 +128,11 @@ class ControlAccess(NamedTuple):
         return None
 
     def _answers_host(self, host: str) -> bool:
-        name, _ = _split_host(host)
+        name, port = _split_host(host)
         name = name.rstrip(".")
         if name == "localhost" or name.endswith(".localhost") or _is_ip(name):
             return True  # a browser resolves *.localhost itself, never through DNS
-        return name in self.hosts or host in self.hosts
+        return name in self.hosts or f"{name}:{port}" in self.hosts
 
 
 def _own_origin(request: web.Request) -> str:

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from aiohttp import web
 
 from stub.control.journal import entry, in_full
+from stub.cors import PREFLIGHT
 from stub.fixtures import FixtureSet, built_off_loop, parse_fixture_document, parse_yaml
 from stub.keys import parse_limits
 from stub.management.seed import ManagementSeed, parse_management
@@ -77,8 +78,9 @@ async def events(request: web.Request) -> web.Response:
 
 @routes.get("/_test/requests", name="requests")
 async def requests(request: web.Request) -> web.Response:
-    """The request log; `?route=evaluate` keeps one route, `?min=2&waitMs=2000` waits for it,
-    `?bodies=true` gives each in full (body, answer, curl)."""
+    """The request log; `?route=evaluate` keeps one route, `?min=2&waitMs=2000` waits for it
+    (preflights listed, never counted), `?bodies=true` gives each in full (body, answer,
+    curl)."""
     log = state_of(request).requests
     route = request.query.get("route")
     minimum = query_int(request, "min") or 0
@@ -87,7 +89,11 @@ async def requests(request: web.Request) -> web.Response:
     def entries() -> list[RequestRecord]:
         return [r for r in log.snapshot() if route is None or _is_route(r[3], route)]
 
-    await _wait(request, lambda: len(entries()) >= minimum)
+    def counted() -> int:  # unfiltered, a browser's preflight counts as no client's request
+        found = entries()
+        return len(found) if route is not None else sum(r[3] != PREFLIGHT for r in found)
+
+    await _wait(request, lambda: counted() >= minimum)
     journal = [render(record) for record in entries()]
     return json_response({"requests": journal, "dropped": log.dropped})
 
