@@ -195,8 +195,10 @@ class _Paths:
 
     def allowed(self, path: str) -> list[str]:
         if not self._patterns:
+            # a placeholder matches what aiohttp's does: no `{` or `}` in it, so an id holding
+            # one is a 404 here as there, never a 405 that allows the very method asked
             self._patterns = {
-                template: re.compile(re.sub(r"\\\{\w+\\\}", "[^/]+", re.escape(template)))
+                template: re.compile(re.sub(r"\\\{\w+\\\}", "[^{}/]+", re.escape(template)))
                 for template in self._methods
             }
         for template, pattern in self._patterns.items():

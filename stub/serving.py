@@ -341,6 +341,8 @@ def unmatched(
         bare = request.path.rstrip("/")
         if bare != request.path and bare and any(allowed(bare)):
             message += f": {bare} is served without the trailing slash (an id left empty?)"
+        elif "{" in request.path or "}" in request.path:
+            message += ": no segment holds '{' or '}' (a placeholder left unfilled?)"
         elif (near := closest(request.path)) is not None:
             message += f": did you mean {near}?"
         raise ApiError(404, "NOT_FOUND", message)

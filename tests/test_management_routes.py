@@ -718,6 +718,20 @@ class TestPlaneErrors:
         assert (status, body) == (404, error("NOT_FOUND", message))
         assert (await ok(mgmt, "GET", CHECKOUT))["project"]["slug"] == "checkout"
 
+    @pytest.mark.parametrize("method", ["GET", "PATCH", "DELETE"])
+    @pytest.mark.parametrize("project", ["a%7Bb", "%7Bscratch%7D", "a%7D"])
+    async def test_an_id_holding_a_brace_is_a_404_that_says_why_never_a_405(
+        self, mgmt: Client, method: str, project: str
+    ) -> None:
+        """aiohttp's placeholders take no `{` or `}`: the 405 that allowed the very method asked
+        came from the catch-all matching otherwise (verify once sent `/v1/projects/{scratch}`)."""
+        path = f"/v1/projects/{project}"
+        status, body = await call(mgmt, method, path, {} if method == "PATCH" else None)
+        shown = path.replace("%7B", "{").replace("%7D", "}")
+        why = "no segment holds '{' or '}' (a placeholder left unfilled?)"
+        message = f"no route {method} {shown}: {why}"
+        assert (status, body) == (404, error("NOT_FOUND", message))
+
     async def test_the_consoles_routes_under_api_are_not_served_and_say_so_in_this_envelope(
         self, mgmt: Client
     ) -> None:
