@@ -12,13 +12,16 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient
 from fireweave import RegisterTargetOptions
 from posthog import Posthog
 
-from conftest import OpenFireweave, SpawnedStub
+from conftest import AiohttpClient, OpenFireweave, SpawnedStub
+from stub import StubConfig, create_app
 from stub.client import StubClient
 from stub.state import MAX_RECORDED_HEADER_BYTES, MAX_RECORDED_HEADERS
+from stub.upstream.client import upstream_of
 
 EVALUATE = "/v1/flags/evaluate"
 
@@ -186,3 +189,59 @@ def register(url: str) -> tuple[int, int]:
     except urllib.error.HTTPError as error:
         with error:
             return error.code, int(error.headers.get("Retry-After", 0))
+
+
+ECHOED_KEY = "sekret-key-0123456789"
+"""A key of no known family: only what the request presented says it is one."""
+
+
+def _echoing_upstream() -> web.Application:
+    """A service that says back the key it was sent, in its body and in its headers, as a
+    careless error page does."""
+
+    async def echo(request: web.Request) -> web.Response:
+        key = request.headers.get("Authorization", "").partition(" ")[2]
+        body = {"ok": False, "message": f"key {key} is not valid here", "api_key": key}
+        return web.json_response(body, status=401, headers={"X-Echo": key, f"X-{key}": "y"})
+
+    app = web.Application()
+    app.router.add_route("*", "/{path:.*}", echo)
+    return app
+
+
+class TestNothingInTheJournalShowsAKey:
+    async def test_an_upstreams_answer_that_echoes_it(self, aiohttp_client: AiohttpClient) -> None:
+        upstream = await aiohttp_client(_echoing_upstream())
+        config = StubConfig(upstream=upstream_of(str(upstream.make_url(""))))
+        proxy = await aiohttp_client(create_app(config))
+        sent = {"Authorization": f"Bearer {ECHOED_KEY}"}
+        for path in (EVALUATE, "/v1/nowhere"):  # a route's answer, and an unknown path's
+            answer = await proxy.post(path, json={"targetingKey": "u"}, headers=sent)
+            assert ECHOED_KEY in await answer.text()  # the client gets what the service said
+        listed = await (await proxy.get("/_test/requests", params={"bodies": "true"})).text()
+        seq = json.loads(listed)["requests"][-1]["seq"]
+        one = await (await proxy.get(f"/_test/requests/{seq}")).text()
+        snapshot = await (await proxy.get("/_test/ui/snapshot")).text()
+        for shown in (listed, one, snapshot):
+            assert ECHOED_KEY not in shown
+            assert ECHOED_KEY[:12] not in shown
+        assert "key [redacted] is not valid here" in listed
+        assert '"x-echo":"[redacted]"' in listed.lower()
+
+    async def test_a_key_in_a_header_name_or_in_the_path(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await client.post(
+            "/v1/phc_s3cr3tinpath/evaluate",
+            json={},
+            headers={"Authorization": f"Bearer {ECHOED_KEY}", "X-Keyphc_s3cr3tname": "y"},
+        )
+        await client.post(f"/v1/{ECHOED_KEY}/x", json={}, headers={"X-Api-Key": ECHOED_KEY})
+        shown = await (await client.get("/_test/requests", params={"bodies": "true"})).text()
+        for secret in ("s3cr3tinpath", "s3cr3tname", ECHOED_KEY):
+            assert secret not in shown
+        first, second = json.loads(shown)["requests"]
+        assert first["path"] == "/v1/phc_[redacted]/evaluate"
+        assert "x-keyphc_[redacted]" in first["headers"]
+        assert second["path"] == "/v1/[redacted]/x"
+        assert "/v1/[redacted]/x" in second["curl"]

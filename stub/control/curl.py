@@ -6,8 +6,8 @@ from __future__ import annotations
 import shlex
 import urllib.parse
 
-from stub.control.redaction import headers
-from stub.state import RequestRecord
+from stub.control.redaction import headers, path
+from stub.state import RawHeaders, RequestRecord
 from stub.wire import redacted_query
 
 _TRAVEL_HEADERS = frozenset(
@@ -34,7 +34,7 @@ def curl_line(record: RequestRecord, base_url: str, body: bytes | None) -> str:
     redacted key's brackets are not a curl URL pattern."""
     method, raw_headers = record[1], record[9]
     how = ["--head"] if method == "HEAD" else ["-X", method]  # -X HEAD waits for a body
-    words = ["curl", "-sS", "--globoff", *how, _target(record[2], base_url)]
+    words = ["curl", "-sS", "--globoff", *how, _target(record[2], raw_headers, base_url)]
     sent = headers(raw_headers)
     for name, value in sent.items():
         if name not in _TRAVEL_HEADERS:
@@ -47,11 +47,11 @@ def curl_line(record: RequestRecord, base_url: str, body: bytes | None) -> str:
     return f"{_printf(body)} | {shlex.join([*words, '--data-binary', '@-'])}"
 
 
-def _target(raw_path: str, base_url: str) -> str:
+def _target(raw_path: str, raw_headers: RawHeaders, base_url: str) -> str:
     """The stub's address and the request's path and query (keys redacted), whatever form
     the request line had (an absolute URL, too)."""
     parts = urllib.parse.urlsplit(raw_path)
-    target = base_url.rstrip("/") + (parts.path or "/")
+    target = base_url.rstrip("/") + (path(raw_headers, parts.path) or "/")
     if parts.query:
         target += "?" + urllib.parse.urlencode(redacted_query(parts.query), doseq=True, safe="[]")
     return target

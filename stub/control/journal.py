@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import base64
 import urllib.parse
-from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
+from stub.control import redaction
 from stub.control.curl import curl_line
 from stub.control.redaction import headers, redacted_body
-from stub.state import RequestRecord
+from stub.state import RawHeaders, RequestRecord
 from stub.wire import redacted_query
 
 
@@ -28,7 +28,7 @@ def entry(record: RequestRecord, origin: float) -> dict[str, Any]:
     return {
         "seq": seq,
         "method": method,
-        "path": urllib.parse.unquote(path),
+        "path": redaction.path(raw, urllib.parse.unquote(path)),
         "query": redacted_query(query),
         "route": route,
         "status": status,
@@ -44,7 +44,7 @@ def entry(record: RequestRecord, origin: float) -> dict[str, Any]:
         else {"status": up.status, "durationMs": round(up.duration_s * 1000, 3)},
         "bodyBytes": None if body is None else len(body),
         "answerBytes": None if answer_body is None else len(answer_body),
-        "unmatched": _error_message(answer_body) if route is None else None,
+        "unmatched": _unmatched(raw, record[12], answer_body) if route is None else None,
     }
 
 
@@ -53,18 +53,14 @@ def in_full(record: RequestRecord, origin: float, base_url: str) -> dict[str, An
     hidden as in the headers), and `curl`: a command line that sends the request again to
     the stub at `base_url`, with a placeholder wherever a key was."""
     shown = entry(record, origin)
-    answer_headers, answer_body = record[13], record[14]
+    answer_headers = record[13]
     body = redacted_body(record[12])
     shown["body"] = _text(body)
-    shown["answer"] = (
-        None
-        if answer_headers is None
-        else {
-            "status": record[4],
-            "headers": _answer_headers(answer_headers),
-            "body": _text(answer_body),
-        }
-    )
+    if answer_headers is None:
+        shown["answer"] = None
+    else:
+        said, answer_body = redaction.answer(record[9], record[12], answer_headers, record[14])
+        shown["answer"] = {"status": record[4], "headers": said, "body": _text(answer_body)}
     shown["curl"] = curl_line(record, base_url, body)
     return shown
 
@@ -79,16 +75,15 @@ def _text(body: bytes | None) -> dict[str, Any] | None:
         return {"base64": base64.b64encode(body).decode("ascii"), "bytes": len(body)}
 
 
-def _answer_headers(raw: Mapping[str, str]) -> dict[str, str]:
-    shown: dict[str, str] = {}
-    for name, value in raw.items():
-        name = str(name)  # aiohttp's names are `istr`s, which orjson does not take as keys
-        shown[name] = value if name not in shown else f"{shown[name]}, {value}"
-    return shown
+def _unmatched(raw: RawHeaders, body: bytes | None, answer_body: bytes | None) -> str | None:
+    """What a 404 or 405 for an unknown path said (the route it most resembles, if any; in
+    proxy mode the upstream's words, keys redacted)."""
+    if not answer_body:
+        return None
+    return _error_message(redaction.answer(raw, body, {}, answer_body)[1])
 
 
 def _error_message(body: bytes | None) -> str | None:
-    """What a 404 or 405 for an unknown path said (the route it most resembles, if any)."""
     try:
         document = orjson.loads(body or b"")
     except orjson.JSONDecodeError:

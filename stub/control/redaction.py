@@ -5,7 +5,7 @@ went where without ever seeing one."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import orjson
@@ -29,6 +29,9 @@ _PREFIXED = (
 )
 _PREFIXED_KEY = re.compile(_PREFIXED.encode())
 _PREFIXED_KEY_TEXT = re.compile(_PREFIXED)
+_KEY_IN_NAME = re.compile(_PREFIXED.removeprefix(r"(?<![A-Za-z0-9_])"), re.IGNORECASE)
+_KEY_IN_PATH = re.compile(_PREFIXED.removesuffix(r"[A-Za-z0-9._~+/=-]+") + r"[^/?#]+")
+"""In a path a key ends with its segment."""
 """A key of a known family, wherever it is."""
 
 _QUERY_KEY_TEXT = re.compile(
@@ -42,11 +45,17 @@ understand), its value possibly cut short."""
 _FORM_FIELD = re.compile(rb"((?:^|&)(?:api_key|token)=)([^&]*)")
 
 
+MIN_ECHOED_KEY = 6
+"""The shortest key looked for, as sent, in what an upstream answered: a shorter one (a test's
+`k`) would hide every such letter of the answer, and is no secret."""
+
+
 def headers(raw: RawHeaders) -> dict[str, str]:
-    """By lower-case name (a repeated one joined as HTTP joins it), secrets redacted."""
+    """By lower-case name (a repeated one joined as HTTP joins it), secrets redacted, in a
+    name too (a malformed client's `X-Key<key>: y`)."""
     shown: dict[str, str] = {}
     for raw_name, raw_value in raw:
-        name = raw_name.decode("latin-1").lower()
+        name = _in_name(raw_name.decode("latin-1").lower())
         value = _redacted_header(name, raw_value.decode("utf-8", errors="replace"))
         previous = shown.get(name)
         separator = "; " if name in _COOKIES else ", "
@@ -65,7 +74,86 @@ def _redacted_header(name: str, value: str) -> str:
             f"{part.partition('=')[0].strip()}={REDACTED}" for part in value.split(";") if part
         )
     value = _QUERY_KEY_TEXT.sub(lambda m: m[1] + redacted(m[2]), value)
-    return _PREFIXED_KEY_TEXT.sub(lambda m: m[1] + REDACTED, value)  # a key in any header
+    return _in_text(value)  # a key in any header
+
+
+def _in_name(name: str) -> str:
+    """A header's name with a key glued into it (`x-keyphc_...`) reduced to its family: no
+    word of a name ends in a key's prefix, as one of free text may (`graphs_count`)."""
+    return _KEY_IN_NAME.sub(lambda m: m[1] + REDACTED, name) if "_" in name else name
+
+
+def _in_text(text: str) -> str:
+    """Free text with every key of a known family reduced to its family."""
+    return _PREFIXED_KEY_TEXT.sub(lambda m: m[1] + REDACTED, text) if "_" in text else text
+
+
+def path(raw: RawHeaders, decoded_path: str) -> str:
+    """A request's path with the keys in it redacted: of a known family, or the one its
+    headers present (a client that put its key in the URL)."""
+    for key in _header_keys(raw):
+        decoded_path = decoded_path.replace(key, redacted(key))
+    if "_" not in decoded_path:
+        return decoded_path
+    return _KEY_IN_PATH.sub(lambda m: m[1] + REDACTED, decoded_path)
+
+
+def answer(
+    raw: RawHeaders,
+    body: bytes | None,
+    answer_headers: Mapping[str, str],
+    answer_body: bytes | None,
+) -> tuple[dict[str, str], bytes | None]:
+    """An answer's headers and body, its keys redacted as a request's are, and the keys the
+    request presented (`raw` and `body`) wherever the answer echoes them: an upstream (proxy
+    mode) may say the key it was sent in an error, or any header."""
+    echoed = sorted(_presented_keys(raw, body), key=len, reverse=True)  # longest first
+    shown_headers: dict[str, str] = {}
+    for raw_name, value in answer_headers.items():
+        name = _in_name(_echoes_removed(str(raw_name), echoed))
+        shown = _echoes_removed(_redacted_header(name.lower(), value), echoed)
+        shown_headers[name] = (
+            shown if name not in shown_headers else f"{shown_headers[name]}, {shown}"
+        )
+    shown_body = redacted_body(answer_body)
+    for key in echoed:
+        shown_body = shown_body and shown_body.replace(key.encode(), redacted(key).encode())
+    return shown_headers, shown_body
+
+
+def _echoes_removed(text: str, keys: list[str]) -> str:
+    for key in keys:
+        text = text.replace(key, redacted(key))
+    return _in_text(text)
+
+
+def _header_keys(raw: RawHeaders) -> Iterator[str]:
+    """The keys a request's headers present: a scheme's credentials, an API-key header's."""
+    for raw_name, raw_value in raw:
+        name = raw_name.decode("latin-1").lower()
+        value = raw_value.decode("utf-8", errors="replace").strip()
+        if name in _SCHEMED:
+            value = value.partition(" ")[2].strip() or value
+        elif name not in _KEYED:
+            continue
+        if len(value) >= MIN_ECHOED_KEY:
+            yield value
+
+
+def _presented_keys(raw: RawHeaders, body: bytes | None) -> set[str]:
+    """Every key a request presented: in its headers, and posthog's in its body."""
+    keys = set(_header_keys(raw))
+    if body:
+        try:
+            document = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            document = None
+        keys.update(
+            member[name]
+            for member, name in _key_members(document)
+            if len(member[name]) >= MIN_ECHOED_KEY
+        )
+    return keys
 
 
 def redacted_body(body: bytes | None) -> bytes | None:
