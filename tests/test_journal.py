@@ -4,6 +4,7 @@ with; and the control client's timing helpers read it, through the published cli
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import time
@@ -20,7 +21,8 @@ from posthog import Posthog
 from conftest import AiohttpClient, OpenFireweave, SpawnedStub
 from stub import StubConfig, create_app
 from stub.client import StubClient
-from stub.state import MAX_RECORDED_HEADER_BYTES, MAX_RECORDED_HEADERS
+from stub.control.journal import RENDERED_AT_ONCE, rendered_in_turns
+from stub.state import MAX_RECORDED_HEADER_BYTES, MAX_RECORDED_HEADERS, RequestRecord
 from stub.upstream.client import upstream_of
 
 EVALUATE = "/v1/flags/evaluate"
@@ -245,3 +247,29 @@ class TestNothingInTheJournalShowsAKey:
         assert "x-keyphc_[redacted]" in first["headers"]
         assert second["path"] == "/v1/[redacted]/x"
         assert "/v1/[redacted]/x" in second["curl"]
+
+
+class TestAJournalInFullTakesTurns:
+    async def test_other_requests_are_served_between_its_parts(self) -> None:
+        """/_test/requests?bodies=true and the snapshot render through this: with 120 MB kept,
+        rendering them at once held /health for a second."""
+        happened: list[str] = []
+        weight = RENDERED_AT_ONCE + 1  # of its bodies: each record alone is a part
+        heavy: RequestRecord = (
+            1, "POST", "/x", None, 200, None, 0.0, 0.0, None, (), False, None, None, None, None,
+            weight,
+        )  # fmt: skip
+
+        async def meanwhile() -> None:
+            for _ in range(3):
+                happened.append("other")
+                await asyncio.sleep(0)
+
+        def render(record: RequestRecord) -> dict[str, Any]:
+            happened.append("rendered")
+            return {}
+
+        other = asyncio.ensure_future(meanwhile())
+        await rendered_in_turns([heavy] * 3, render)
+        await other
+        assert happened[:4] == ["rendered", "other", "rendered", "other"]

@@ -4,8 +4,10 @@ body it sent and the answer it got, and a curl line that sends it again."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import urllib.parse
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import orjson
@@ -13,7 +15,7 @@ import orjson
 from stub.control import redaction
 from stub.control.curl import curl_line
 from stub.control.redaction import headers, redacted_body
-from stub.state import RawHeaders, RequestRecord
+from stub.state import RawHeaders, RequestRecord, recorded_bytes
 from stub.wire import redacted_query
 
 
@@ -62,6 +64,25 @@ def in_full(record: RequestRecord, origin: float, base_url: str) -> dict[str, An
         said, answer_body = redaction.answer(record[9], record[12], answer_headers, record[14])
         shown["answer"] = {"status": record[4], "headers": said, "body": _text(answer_body)}
     shown["curl"] = curl_line(record, base_url, body)
+    return shown
+
+
+RENDERED_AT_ONCE = 256 * 1024
+"""Bytes of bodies rendered before other requests get a turn: a full journal in full is
+seconds of work, and /health must not wait for it."""
+
+
+async def rendered_in_turns(
+    records: Iterable[RequestRecord], render: Callable[[RequestRecord], dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Each record rendered, other requests served between every RENDERED_AT_ONCE bytes."""
+    shown, weighed = [], 0
+    for record in records:
+        shown.append(render(record))
+        weighed += recorded_bytes(record)
+        if weighed > RENDERED_AT_ONCE:
+            weighed = 0
+            await asyncio.sleep(0)
     return shown
 
 

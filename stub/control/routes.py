@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
-from stub.control.journal import entry, in_full
+from stub.control.journal import entry, in_full, rendered_in_turns
 from stub.cors import PREFLIGHT
 from stub.fixtures import FixtureSet, built_off_loop, parse_fixture_document, parse_yaml
 from stub.keys import parse_limits
@@ -94,7 +94,7 @@ async def requests(request: web.Request) -> web.Response:
         return len(found) if route is not None else sum(r[3] != PREFLIGHT for r in found)
 
     await _wait(request, lambda: counted() >= minimum)
-    journal = [render(record) for record in entries()]
+    journal = await rendered_in_turns(entries(), render)
     return json_response({"requests": journal, "dropped": log.dropped})
 
 

@@ -13,12 +13,12 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from stub.control.journal import entry, in_full
+from stub.control.journal import entry, in_full, rendered_in_turns
 from stub.control.routes import MAX_WAIT_MS, query_flag, query_int
 from stub.faults.modes import FaultMode
 from stub.inspector.view import Cursor, view
 from stub.namespaces import NAMESPACES, Namespaces, base_url, name_of
-from stub.state import StubState, recorded_bytes, state_of
+from stub.state import StubState, state_of
 from stub.wire import ApiError, json_response
 
 routes = web.RouteTableDef()
@@ -86,18 +86,8 @@ async def snapshot(request: web.Request) -> web.Response:
     namespaces = request.app[NAMESPACES]
     shown = _snapshot_view(namespaces, state_of(request), name, base)
     detail = functools.partial(in_full, origin=namespaces.started, base_url=base)
-    rendered, weighed = [], 0
-    for record in shown["requests"]:
-        rendered.append(detail(record))
-        weighed += recorded_bytes(record)
-        if weighed > _RENDERED_AT_ONCE:  # a whole journal is a lot: others go on meanwhile
-            weighed = 0
-            await asyncio.sleep(0)
+    rendered = await rendered_in_turns(shown["requests"], detail)
     return _html(_snapshot_html(shown | {"requests": rendered}), headers)
-
-
-_RENDERED_AT_ONCE = 256 * 1024
-"""Bytes of bodies rendered before other requests get a turn."""
 
 
 def snapshot_page(namespaces: Namespaces, state: StubState, name: str, base: str) -> str:
