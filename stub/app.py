@@ -30,6 +30,7 @@ from stub.namespaces import (
     prefix_aware,
 )
 from stub.posthog_routes import routes as vendor
+from stub.route_declaration import declaration_of
 from stub.runtime import routes as runtime
 from stub.serving import (
     client_route,
@@ -126,7 +127,7 @@ def _forwarding(app: web.Application, config: StubConfig) -> Forwarding | None:
     if config.upstream is None:
         return None
     app.cleanup_ctx.append(upstream_session(config.upstream))
-    return forwarding(config.upstream, config.control_token)
+    return forwarding(config.upstream, config.control_token, config.max_upstream_in_flight_bytes)
 
 
 def load_fixtures(config: StubConfig) -> FixtureSet:
@@ -144,7 +145,7 @@ def _client_route(
     name = route.kwargs["name"]
     return client_route(
         namespaces,
-        route.handler if forward is None else forward(name, plane.rate_limited),
+        route.handler if forward is None else forward(declaration_of(route), plane.rate_limited),
         name=name,
         selector=selector_of(name),
         error_body=plane.error_body,

@@ -22,6 +22,7 @@ from stub.config import (
     DEFAULT_MAX_RECORDED,
     DEFAULT_MAX_RECORDED_BYTES,
     DEFAULT_MAX_RECORDED_IN_NAMESPACES,
+    DEFAULT_MAX_UPSTREAM_IN_FLIGHT_BYTES,
     DEFAULT_NAMESPACE_MAX_RECORDED,
     DEFAULT_PORT,
     StubConfig,
@@ -199,6 +200,13 @@ Examples:
     help="PEM certificates to trust for the upstream's TLS, instead of the system's.",
 )
 @_option(
+    "--max-upstream-in-flight-bytes",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_UPSTREAM_IN_FLIGHT_BYTES,
+    show_default=True,
+    help="Bytes of the upstream's answers held at once in proxy mode; beyond it, a 502.",
+)
+@_option(
     "--allow-insecure-upstream",
     is_flag=True,
     help="Permit a plain-http --upstream off loopback (a test service on your own network).",
@@ -231,6 +239,7 @@ def command(
     max_body_bytes: int,
     upstream: str | None,
     upstream_ca_bundle: Path | None,
+    max_upstream_in_flight_bytes: int,
     allow_insecure_upstream: bool,
     log_level: str,
 ) -> None:
@@ -266,6 +275,7 @@ def command(
         max_recorded_bytes=max_recorded_bytes,
         max_body_bytes=max_body_bytes,
         upstream=_upstream(upstream, upstream_ca_bundle, allow_insecure_upstream),
+        max_upstream_in_flight_bytes=max_upstream_in_flight_bytes,
         log_level=log_level.lower(),
     )
     try:

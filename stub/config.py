@@ -17,6 +17,8 @@ DEFAULT_MAX_NAMESPACES = 1000
 DEFAULT_NAMESPACE_MAX_RECORDED = 1000
 DEFAULT_MAX_RECORDED_IN_NAMESPACES = 50_000
 DEFAULT_MAX_RECORDED_BYTES = 128 * 1024 * 1024
+DEFAULT_MAX_UPSTREAM_IN_FLIGHT_BYTES = 256 * 1024 * 1024
+"""Four of the largest answer relayed (64 MiB): what proxy mode holds of answers at once."""
 
 
 class StubConfig(NamedTuple):
@@ -57,6 +59,8 @@ class StubConfig(NamedTuple):
     """Serve `fixture_paths` anew whenever they change on disk."""
     upstream: Upstream | None = None
     """Proxy mode: forward every client-plane request to this service, faults on top."""
+    max_upstream_in_flight_bytes: int = DEFAULT_MAX_UPSTREAM_IN_FLIGHT_BYTES
+    """Bytes of the upstream's answers proxy mode holds at once; beyond it, a 502."""
     log_level: str = "info"
 
     @property

@@ -6,7 +6,8 @@ answer that refuses one says which plane the key belongs to, and never echoes th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Literal, NamedTuple
@@ -62,6 +63,21 @@ REDACTED = "[redacted]"
 
 KEY_PREFIXES = tuple(prefix for prefix, _ in _PREFIXES)
 """How every key of a known family begins: what a redaction looks for in free text."""
+
+
+_KEY_IN_PATH = re.compile(
+    r"(?<![A-Za-z0-9_])(" + "|".join(re.escape(prefix) for prefix in KEY_PREFIXES) + r")[^/?#]+"
+)
+"""A key of a known family in a path, ending with its segment."""
+
+
+def redacted_path(path: str, presented: Iterable[str] = ()) -> str:
+    """A path with the keys in it reduced to their family: of a known family, or one of
+    `presented` (the request's own, which a client may have put in its URL)."""
+    for key in presented:
+        if key:
+            path = path.replace(key, redacted(key))
+    return _KEY_IN_PATH.sub(lambda m: m[1] + REDACTED, path) if "_" in path else path
 
 
 def redacted(key: str) -> str:

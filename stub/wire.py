@@ -263,13 +263,13 @@ def redacted_query(query_string: str) -> dict[str, str | list[str]]:
     return query
 
 
-def bearer_token(request: web.Request) -> str:
+def bearer_token(request: web.BaseRequest) -> str:
     """The token of `Authorization: Bearer <token>` (the scheme in any case), or ""."""
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     return token.strip() if scheme.lower() == "bearer" else ""
 
 
-def presented_key(request: web.Request) -> str:
+def presented_key(request: web.BaseRequest) -> str:
     """The API key a client presented: `Authorization: Bearer` (any case) or `x-api-key`."""
     return bearer_token(request) or request.headers.get("x-api-key", "").strip()
 

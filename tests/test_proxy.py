@@ -14,10 +14,11 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import posthog
 import pytest
 import trustme
@@ -467,3 +468,290 @@ class TestTls:
         with spawn_stub(*arguments, read_log=False) as proxy:
             status, body = request(proxy.url + "/v1/flags/evaluate", EVALUATE, bearer(KEY))
         assert (status, body["requestId"]) == (200, "tls")
+
+
+class Received:
+    """A request as a misbehaving upstream read it."""
+
+    def __init__(self, head: bytes, body: bytes) -> None:
+        lines = head.decode("latin-1").split("\r\n")
+        self.method, self.target, _ = lines[0].split(" ", 2)
+        self.headers = [tuple(line.split(":", 1)) for line in lines[1:] if line]
+        self.body = body
+
+    def header_names(self) -> set[str]:
+        return {name.strip().lower() for name, _ in self.headers}
+
+
+Behaviour = Callable[[Received, asyncio.StreamWriter], Awaitable[None]]
+"""What the upstream writes back (raw bytes, at its own pace), then it closes."""
+
+
+class MisbehavingUpstream:
+    """A raw HTTP/1.1 server on loopback, one request a connection, answering as the test
+    says: cut short, echoing what it was sent, in pieces, with odd headers."""
+
+    def __init__(self, behaviour: Behaviour) -> None:
+        self.behaviour = behaviour
+        self.received: list[Received] = []
+        self._server: asyncio.Server | None = None
+
+    async def __aenter__(self) -> str:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        port = self._server.sockets[0].getsockname()[1]
+        return f"http://127.0.0.1:{port}"
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        await self._server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            received = Received(head, b"")
+            length = next(
+                (int(v) for n, v in received.headers if n.strip().lower() == "content-length"), 0
+            )
+            received.body = await reader.readexactly(length)
+            self.received.append(received)
+            await self.behaviour(received, writer)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass  # the proxy gave up on this answer: nothing more to write
+        finally:
+            writer.close()
+
+
+def head(status: str, *headers: str) -> bytes:
+    return ("\r\n".join([f"HTTP/1.1 {status}", *headers]) + "\r\n\r\n").encode()
+
+
+ANSWER = b'{"decisions": [], "requestId": "cut", "quotaLimited": false}'
+PART = ANSWER[:21]
+
+
+async def cut_with_a_length(received: Received, writer: asyncio.StreamWriter) -> None:
+    """Status line, headers declaring the whole answer, a part of it, then a clean close."""
+    length = f"Content-Length: {len(ANSWER)}"
+    writer.write(head("200 OK", "Content-Type: application/json", length, 'ETag: "v7"') + PART)
+    await writer.drain()
+    await asyncio.sleep(0.05)  # the part reaches the proxy before the close does
+
+
+async def cut_between_chunks(received: Received, writer: asyncio.StreamWriter) -> None:
+    chunked = "Transfer-Encoding: chunked"
+    writer.write(head("200 OK", "Content-Type: application/json", chunked, 'ETag: "v7"'))
+    writer.write(b"%x\r\n%b\r\n" % (len(PART), PART))
+    await writer.drain()
+    await asyncio.sleep(0.05)
+
+
+async def raw_exchange(url: str, target: str, headers: dict[str, str]) -> bytes:
+    """Everything a client receives for one POST, up to the server's close."""
+    host, port = url.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    sent = {"Host": host, "Content-Length": str(len(json.dumps(EVALUATE))), **headers}
+    lines = [f"POST {target} HTTP/1.1", *(f"{k}: {v}" for k, v in sent.items())]
+    writer.write(("\r\n".join(lines) + "\r\n\r\n" + json.dumps(EVALUATE)).encode())
+    try:
+        return await asyncio.wait_for(reader.read(), timeout=5)
+    finally:
+        writer.close()
+
+
+def proxy_app(url: str, **settings: Any) -> web.Application:
+    return create_app(StubConfig(upstream=upstream_of(url), **settings))
+
+
+class TestAnUpstreamThatCutsItsAnswer:
+    """Status line and headers sent, the body short: the client sees the same cut through
+    svc-stub as from the service, not an error of svc-stub's in its place."""
+
+    @pytest.mark.parametrize("cut", [cut_with_a_length, cut_between_chunks])
+    async def test_the_client_reads_the_same_status_headers_and_cut(
+        self, cut: Behaviour, aiohttp_client: AiohttpClient
+    ) -> None:
+        async with MisbehavingUpstream(cut) as url:
+            proxy = await aiohttp_client(proxy_app(url))
+            seen = []
+            for base in (url, str(proxy.make_url(""))):
+                async with aiohttp.ClientSession() as client:
+                    post = client.post(base + "/v1/flags/evaluate", json=EVALUATE)
+                    async with post as answer:
+                        with pytest.raises(aiohttp.ClientPayloadError):
+                            await answer.read()
+                        seen.append((answer.status, answer.headers.get("ETag")))
+        assert seen == [(200, '"v7"'), (200, '"v7"')]
+
+    async def test_the_bytes_that_came_are_relayed_under_the_declared_length(
+        self, aiohttp_client: AiohttpClient
+    ) -> None:
+        async with MisbehavingUpstream(cut_with_a_length) as url:
+            proxy = await aiohttp_client(proxy_app(url))
+            direct = await raw_exchange(url, "/v1/flags/evaluate", bearer(KEY))
+            through = await raw_exchange(str(proxy.make_url("")), "/v1/flags/evaluate", bearer(KEY))
+        for received in (direct, through):
+            status_line, _, rest = received.partition(b"\r\n")
+            headers, _, body = rest.partition(b"\r\n\r\n")
+            assert status_line == b"HTTP/1.1 200 OK"
+            assert f"content-length: {len(ANSWER)}".encode() in headers.lower()
+            assert body == PART
+
+    async def test_the_journal_keeps_the_upstreams_status_and_the_part_it_sent(
+        self, aiohttp_client: AiohttpClient, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        async with MisbehavingUpstream(cut_with_a_length) as url:
+            proxy = await aiohttp_client(proxy_app(url))
+            await raw_exchange(str(proxy.make_url("")), "/v1/flags/evaluate", bearer(KEY))
+            (through,) = (await (await proxy.get("/_test/requests")).json())["requests"]
+            full = await (await proxy.get(f"/_test/requests/{through['seq']}")).json()
+        assert (through["status"], through["upstream"]["status"]) == (200, 200)
+        assert full["answer"]["body"] == {"text": PART.decode(), "bytes": len(PART)}
+        assert f"cut its answer short after {len(PART)} bytes" in caplog.text
+
+
+async def echo_headers(received: Received, writer: asyncio.StreamWriter) -> None:
+    """The headers it was sent, as JSON, and a header of its own for its hop alone."""
+    body = json.dumps(sorted(received.header_names())).encode()
+    hop = ("Connection: close, X-Upstream-Hop", "X-Upstream-Hop: 1", "X-End-To-End: 1")
+    length = f"Content-Length: {len(body)}"
+    writer.write(head("200 OK", "Content-Type: application/json", length, *hop) + body)
+    await writer.drain()
+
+
+CONTROL_TOKEN = "control-token-of-the-proxy"
+
+
+class TestHopByHopAndTheControlToken:
+    async def test_headers_the_clients_connection_names_stay_on_its_hop(
+        self, aiohttp_client: AiohttpClient
+    ) -> None:
+        async with MisbehavingUpstream(echo_headers) as url:
+            proxy = await aiohttp_client(proxy_app(url))
+            headers = {
+                **bearer(KEY),
+                "Connection": "keep-alive, X-Client-Hop",
+                "X-Client-Hop": "1",
+                "X-End-To-End": "1",
+            }
+            async with proxy.post("/v1/flags/evaluate", json=EVALUATE, headers=headers) as r:
+                arrived = await r.json()
+                assert "X-Upstream-Hop" not in r.headers
+                assert r.headers["X-End-To-End"] == "1"
+        assert "x-client-hop" not in arrived
+        assert "x-end-to-end" in arrived
+
+    @pytest.mark.parametrize(
+        "authorization",
+        [f"Bearer {CONTROL_TOKEN}", f"bearer  {CONTROL_TOKEN}", f"BEARER {CONTROL_TOKEN} "],
+    )
+    async def test_the_control_token_never_reaches_the_upstream_however_written(
+        self, authorization: str, aiohttp_client: AiohttpClient
+    ) -> None:
+        async with MisbehavingUpstream(echo_headers) as url:
+            proxy = await aiohttp_client(proxy_app(url, control_token=CONTROL_TOKEN))
+            headers = {"Authorization": authorization, "x-api-key": KEY}
+            async with proxy.post("/v1/flags/evaluate", json=EVALUATE, headers=headers) as r:
+                arrived = await r.json()
+        assert "authorization" not in arrived
+        assert "x-api-key" in arrived
+
+
+class LargeAnswers:
+    """Answers of `size` bytes, each sent in two halves with a pause between, the second
+    half only once every answer asked for has sent its first: they are in flight together."""
+
+    def __init__(self, size: int, together: int) -> None:
+        self.size, self.together = size, together
+        self.first_halves_sent = 0
+        self.all_started = asyncio.Event()
+
+    async def __call__(self, received: Received, writer: asyncio.StreamWriter) -> None:
+        body = json.dumps({"filler": "x" * (self.size - 14)}).encode()
+        length = f"Content-Length: {len(body)}"
+        writer.write(head("200 OK", "Content-Type: application/json", length) + body[:-400])
+        await writer.drain()
+        self.first_halves_sent += 1
+        if self.first_halves_sent == self.together:
+            self.all_started.set()
+        await asyncio.wait_for(self.all_started.wait(), 5)
+        await asyncio.sleep(0.2)  # the proxy has read every first half by now
+        writer.write(body[-400:])
+        await writer.drain()
+
+
+class TestAnswersInFlightTogether:
+    async def test_past_the_bound_one_answer_is_a_502_that_names_the_option(
+        self, aiohttp_client: AiohttpClient
+    ) -> None:
+        """Each answer fits the bound alone, the two together do not."""
+        async with MisbehavingUpstream(LargeAnswers(1000, together=2)) as url:
+            proxy = await aiohttp_client(proxy_app(url, max_upstream_in_flight_bytes=1500))
+
+            async def evaluate() -> tuple[int, Any]:
+                async with proxy.post(
+                    "/v1/flags/evaluate", json=EVALUATE, headers=bearer(KEY)
+                ) as r:
+                    return r.status, await r.json()
+
+            answers = sorted(await asyncio.gather(evaluate(), evaluate()), key=lambda a: a[0])
+            assert [status for status, _ in answers] == [200, 502]
+            refused = answers[1][1]
+            assert (refused["ok"], refused["error"]) == (False, "UPSTREAM_IN_FLIGHT_TOO_LARGE")
+            assert "more than 1,500 bytes together" in refused["message"]
+            assert "--max-upstream-in-flight-bytes" in refused["message"]
+            assert KEY not in json.dumps(refused)
+
+    async def test_the_bound_is_given_back_as_answers_end(
+        self, aiohttp_client: AiohttpClient
+    ) -> None:
+        async with MisbehavingUpstream(LargeAnswers(1000, together=1)) as url:
+            proxy = await aiohttp_client(proxy_app(url, max_upstream_in_flight_bytes=1500))
+            for _ in range(3):  # one after another, each alone in flight
+                async with proxy.post(
+                    "/v1/flags/evaluate", json=EVALUATE, headers=bearer(KEY)
+                ) as r:
+                    assert r.status == 200
+
+
+class TestOneDeclarationPerRoute:
+    """The forwarder charges and records what the route's handler does, from one declaration."""
+
+    def test_a_blank_api_key_falls_back_to_the_token_as_the_handler_does(
+        self, upstream: SpawnedStub
+    ) -> None:
+        flags = {"api_key": " ", "token": VENDOR_KEY, "distinct_id": "user-1"}
+        seen = []
+        for target in (None, upstream.url):
+            upstreamed = ("--upstream", target) if target else ()
+            with spawn_stub(*upstreamed, "--rate-limit", "1", read_log=False) as stub:
+                seen.append([request(stub.url + "/flags?v=2", flags)[0] for _ in range(2)])
+        assert seen == [[200, 429], [200, 429]]
+
+    def test_a_proxied_registration_is_recorded_once_on_each_side(
+        self, proxy: SpawnedStub, upstream: SpawnedStub
+    ) -> None:
+        target = {"targetingKey": "user-1", "kind": "user", "properties": {"plan": "pro"}}
+        status, body = request(proxy.url + "/v1/targets/register", target, bearer(KEY))
+        assert (status, body["targetingKey"]) == (200, "user-1")
+        assert StubClient(proxy.url).targets() == StubClient(upstream.url).targets() == [target]
+        assert [r.route for r in StubClient(proxy.url).requests()] == ["register"]
+
+    def test_a_registration_the_upstream_refuses_is_not_recorded(
+        self, proxy: SpawnedStub, upstream: SpawnedStub
+    ) -> None:
+        status, _ = request(proxy.url + "/v1/targets/register", {"kind": "user"}, bearer(KEY))
+        assert status == 400
+        assert StubClient(proxy.url).targets() == []
+
+
+class TestAKeyInThePath:
+    def test_is_redacted_in_the_log(self, upstream: SpawnedStub) -> None:
+        with spawn_stub("--upstream", upstream.url, "--log-level", "debug") as proxy:
+            request(proxy.url + "/v1/keys/project-api-key_TOPSECRET", {}, bearer(KEY))
+            proxy.process.terminate()
+            proxy.process.wait(5)
+            assert proxy.process.stderr is not None
+            log = proxy.process.stderr.read()
+        assert "/v1/keys/project-api-key_[redacted]" in log
+        assert "TOPSECRET" not in log

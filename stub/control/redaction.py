@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from stub.keys import KEY_PREFIXES, REDACTED, redacted
+from stub.keys import KEY_PREFIXES, REDACTED, redacted, redacted_path
 from stub.state import RawHeaders
 from stub.wire import SECRET_QUERY_KEYS
 
@@ -30,8 +30,6 @@ _PREFIXED = (
 _PREFIXED_KEY = re.compile(_PREFIXED.encode())
 _PREFIXED_KEY_TEXT = re.compile(_PREFIXED)
 _KEY_IN_NAME = re.compile(_PREFIXED.removeprefix(r"(?<![A-Za-z0-9_])"), re.IGNORECASE)
-_KEY_IN_PATH = re.compile(_PREFIXED.removesuffix(r"[A-Za-z0-9._~+/=-]+") + r"[^/?#]+")
-"""In a path a key ends with its segment."""
 """A key of a known family, wherever it is."""
 
 _QUERY_KEY_TEXT = re.compile(
@@ -91,11 +89,7 @@ def _in_text(text: str) -> str:
 def path(raw: RawHeaders, decoded_path: str) -> str:
     """A request's path with the keys in it redacted: of a known family, or the one its
     headers present (a client that put its key in the URL)."""
-    for key in _header_keys(raw):
-        decoded_path = decoded_path.replace(key, redacted(key))
-    if "_" not in decoded_path:
-        return decoded_path
-    return _KEY_IN_PATH.sub(lambda m: m[1] + REDACTED, decoded_path)
+    return redacted_path(decoded_path, _header_keys(raw))
 
 
 def answer(

@@ -6,6 +6,7 @@ from typing import Any
 
 from aiohttp import web
 
+from stub.route_declaration import BODY_KEY, TOKEN_KEY, Records, RouteDeclaration
 from stub.serving import admit
 from stub.state import state_of
 from stub.wire import (
@@ -13,25 +14,29 @@ from stub.wire import (
     invalid_body,
     json_response,
     json_type,
-    object_list,
     optional_strings,
     presented_key,
     read_json_object,
     request_id,
 )
 
+FLAGS = RouteDeclaration("flags", key=BODY_KEY)
+DEFINITIONS = RouteDeclaration("definitions", key=TOKEN_KEY)
+"""Charged to the project key in `?token=`; the secret key in the headers is checked too."""
+BATCH = RouteDeclaration(
+    "batch", key=BODY_KEY, records=Records(lambda state: state.events, "batch", "events")
+)
+
 routes = web.RouteTableDef()
 
-_BODY_KEY_HINT = "send the project key as body 'api_key' or 'token'"
 _SECRET_KEY_HINT = "send the secret key as 'Authorization: Bearer <key>'"
-_TOKEN_HINT = "send the project key as the 'token' query parameter"
 
 
-@routes.post("/flags", name="flags")
+@routes.post("/flags", **FLAGS.route)
 async def remote_flags(request: web.Request) -> web.Response:
     """Every `v` gets the v2 body: a `value` member would make posthog 7.91 read v4 records."""
     body = await read_json_object(request)
-    admit(request, _project_key(body), "vendor", _BODY_KEY_HINT)
+    _admit(request, FLAGS, body)
     keys = optional_strings(body, "flag_keys_to_evaluate")
     distinct_id = body.get("distinct_id")
     if not isinstance(distinct_id, str | int | float) or isinstance(distinct_id, bool):
@@ -47,23 +52,22 @@ async def remote_flags(request: web.Request) -> web.Response:
     return encoded_response(answer)
 
 
-@routes.get("/flags/definitions", name="definitions")
+@routes.get("/flags/definitions", **DEFINITIONS.route)
 async def flag_definitions(request: web.Request) -> web.Response:
     return _definitions(request)
 
 
-@routes.get("/api/feature_flag/local_evaluation", name="definitions")
+@routes.get("/api/feature_flag/local_evaluation", **DEFINITIONS.route)
 async def local_evaluation(request: web.Request) -> web.Response:
     """The older spelling of the definitions poll (posthog-python 6.x, the service spec)."""
     return _definitions(request)
 
 
-@routes.post("/batch", name="batch")
+@routes.post("/batch", **BATCH.route)
 async def batch(request: web.Request) -> web.Response:
     body = await read_json_object(request)
-    admit(request, _project_key(body), "vendor", _BODY_KEY_HINT)
-    items = object_list(body, "batch", "events")  # all checked before any is stored
-    state_of(request).events.extend(items)
+    _admit(request, BATCH, body)
+    BATCH.keep(state_of(request), body)
     return json_response({"status": 1})
 
 
@@ -71,17 +75,13 @@ def _definitions(request: web.Request) -> web.Response:
     """Bearer secret key required; the project key travels as `?token=`; ETag and 304."""
     state = state_of(request)
     admit(request, presented_key(request), "vendor", _SECRET_KEY_HINT, charge=False)
-    admit(request, request.query.get("token", "").strip(), "vendor", _TOKEN_HINT)
+    _admit(request, DEFINITIONS, None)
     vendor = state.served.vendor
     if request.headers.get("If-None-Match") == vendor.etag:
         return web.Response(status=304, headers={"ETag": vendor.etag})
     return encoded_response(vendor.definitions, headers={"ETag": vendor.etag})
 
 
-def _project_key(body: dict[str, Any]) -> str:
-    """posthog-python sends `api_key`, posthog-node `token`: either will do."""
-    for name in ("api_key", "token"):
-        key = body.get(name)
-        if isinstance(key, str) and key.strip():
-            return key.strip()
-    return ""
+def _admit(request: web.Request, route: RouteDeclaration, body: dict[str, Any] | None) -> None:
+    """The key the route declares, checked and charged."""
+    admit(request, route.key.read(request, body), "vendor", route.key.hint)

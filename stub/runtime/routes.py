@@ -6,6 +6,7 @@ from typing import Any
 
 from aiohttp import web
 
+from stub.route_declaration import Records, RouteDeclaration
 from stub.serving import admit
 from stub.state import state_of
 from stub.wire import (
@@ -14,20 +15,26 @@ from stub.wire import (
     invalid_body,
     json_response,
     json_type,
-    object_list,
     optional_object,
     optional_strings,
-    presented_key,
     read_json_object,
     request_id,
 )
 
+EVALUATE = RouteDeclaration("evaluate")
+CAPTURE = RouteDeclaration(
+    "capture", records=Records(lambda state: state.svc_events, "events", "event objects")
+)
+REGISTER = RouteDeclaration("register", records=Records(lambda state: state.targets))
+"""Every runtime route takes its key from the headers; capture keeps its events, register
+its target (the body)."""
+
 routes = web.RouteTableDef()
 
 
-@routes.post("/v1/flags/evaluate", name="evaluate")
+@routes.post("/v1/flags/evaluate", **EVALUATE.route)
 async def evaluate(request: web.Request) -> web.Response:
-    body = await _authenticated_body(request)
+    body = await _authenticated_body(request, EVALUATE)
     targeting_key = _targeting_key(body)
     flag_keys = optional_strings(body, "flagKeys") or []
     attributes = optional_object(body, "attributes")
@@ -40,28 +47,28 @@ async def evaluate(request: web.Request) -> web.Response:
     )
 
 
-@routes.post("/v1/capture", name="capture")
+@routes.post("/v1/capture", **CAPTURE.route)
 async def capture(request: web.Request) -> web.Response:
-    body = await _authenticated_body(request)
-    events = object_list(body, "events", "event objects")  # all checked before any is stored
-    state_of(request).svc_events.extend(events)
+    body = await _authenticated_body(request, CAPTURE)
+    events = CAPTURE.keep(state_of(request), body)
     return json_response({"ok": True, "accepted": len(events)})
 
 
-@routes.post("/v1/targets/register", name="register")
+@routes.post("/v1/targets/register", **REGISTER.route)
 async def register_target(request: web.Request) -> web.Response:
-    body = await _authenticated_body(request)
+    body = await _authenticated_body(request, REGISTER)
     targeting_key = _targeting_key(body)
     for name in ("kind", "environment"):
         if body.get(name) is not None and not isinstance(body[name], str):
             raise invalid_body(f"{name}: expected a string, got {json_type(body[name])}")
     optional_object(body, "properties")
-    state_of(request).targets.append(body)
+    REGISTER.keep(state_of(request), body)
     return json_response({"ok": True, "targetingKey": targeting_key})
 
 
-async def _authenticated_body(request: web.Request) -> dict[str, Any]:
-    admit(request, presented_key(request), "runtime")
+async def _authenticated_body(request: web.Request, route: RouteDeclaration) -> dict[str, Any]:
+    """The key first (a 401 before a 400, as the service answers), then the body."""
+    admit(request, route.key.read(request, None), "runtime", route.key.hint)
     return await read_json_object(request)
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 from aiohttp.abc import AbstractAccessLogger
 from aiohttp.web import BaseRequest, StreamResponse
 
-from stub.keys import redacted
+from stub.keys import redacted, redacted_path
 from stub.namespaces import PREFIX, PREFIXED
-from stub.wire import SECRET_QUERY_KEYS, request_value
+from stub.wire import SECRET_QUERY_KEYS, presented_key, request_value
 
 
 class RedactingAccessLogger(AbstractAccessLogger):
-    """Never logs headers (they carry keys), and hides secret query values."""
+    """Never logs headers (they carry keys), and hides secret query values and a key in the
+    path (a client that put its key in its URL)."""
 
     def log(self, request: BaseRequest, response: StreamResponse, time: float) -> None:
         query = "&".join(
@@ -19,7 +20,8 @@ class RedactingAccessLogger(AbstractAccessLogger):
             for name, value in request.query.items()
         )
         namespace = request_value(request, PREFIXED)  # its prefix came off before routing
-        path = request.path if namespace is None else f"{PREFIX}{namespace}{request.path}"
+        path = redacted_path(request.path, [presented_key(request)])
+        path = path if namespace is None else f"{PREFIX}{namespace}{path}"
         target = f"{path}?{query}" if query else path
         self.logger.debug(
             "%s %s %s %d %.2fms",

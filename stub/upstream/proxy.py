@@ -5,21 +5,28 @@ The forwarder is the handler of every client route, so the route wrappers (servi
 faults, pick namespaces and record exactly as they do for fixtures: a fault that replaces the
 answer never forwards, `delay` waits and then forwards, `truncated`, `invalid_json` and
 `slow_body` damage the real answer.
+
+What each route charges and records is its declaration's (stub/route_declaration.py), read
+here as its handler reads it. An answer the upstream cut short is relayed cut, and the answers
+held at once are bounded together (`AnswersInFlight`) as each is alone (`MAX_ANSWER_BYTES`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hmac
+import logging
 import time
 import urllib.parse
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import aiohttp
-from aiohttp import web
+from aiohttp import HttpVersion11, hdrs, web
 from aiohttp.typedefs import Handler
-from multidict import CIMultiDict
+from multidict import CIMultiDict, CIMultiDictProxy
 
+from stub.route_declaration import RouteDeclaration
 from stub.serving import RateLimited
 from stub.state import UPSTREAMED, StubState, Upstreamed, state_of
 from stub.upstream.client import (
@@ -29,7 +36,7 @@ from stub.upstream.client import (
     failure_reason,
     session,
 )
-from stub.wire import ApiError, ClientGone, invalid_body, json_object, presented_key, read_body
+from stub.wire import ApiError, ClientGone, invalid_body, json_object, read_body
 
 UPSTREAM_SESSION = web.AppKey("upstream_session", aiohttp.ClientSession)
 _DISCONNECT_POLL_S = 0.25
@@ -64,15 +71,26 @@ FAULT_QUERY = ("fault", "delayMs", "status", "retryAfter")
 """A per-request fault's query parameters, taken off before forwarding."""
 
 
-Forwarding = Callable[[str | None, bool], Handler]
-"""The forwarder of a route, by name (None: an unknown path), and whether its key is charged
-against the rate limit (runtime and vendor routes, as against fixtures)."""
+IN_FLIGHT_OPTION = "--max-upstream-in-flight-bytes"
+
+log = logging.getLogger("stub")
+
+Forwarding = Callable[[RouteDeclaration | None, bool], Handler]
+"""The forwarder of a route, by its declaration (None: an unknown path), and whether its key
+is charged against the rate limit (runtime and vendor routes, as against fixtures)."""
 
 
-def forwarding(upstream: Upstream, control_token: str | None) -> Forwarding:
-    def for_route(route: str | None, rate_limited: bool) -> Handler:
-        recorder = _RECORDERS.get(route or "")
-        charged_key = _CHARGED_KEYS.get(route or "", _header_key) if rate_limited else None
+def forwarding(
+    upstream: Upstream, control_token: str | None, max_in_flight_bytes: int
+) -> Forwarding:
+    """The forwarders of one app: they share its bound on the upstream's answers held at
+    once (each is held whole), `--max-upstream-in-flight-bytes`."""
+    in_flight = AnswersInFlight(max_in_flight_bytes)
+
+    def for_route(route: RouteDeclaration | None, rate_limited: bool) -> Handler:
+        declared = route or _UNKNOWN
+        charged = declared.key if rate_limited else None
+        reads_body = (charged is not None and charged.in_body) or declared.records is not None
 
         async def forward(request: web.Request) -> web.StreamResponse:
             if dot_segments(request.raw_path):
@@ -82,70 +100,176 @@ def forwarding(upstream: Upstream, control_token: str | None) -> Forwarding:
                 )
             state = state_of(request)
             body = await read_body(request)
-            if charged_key is not None:
-                _charge(state, charged_key(request, body))
-            status, headers, payload = await _sent_upstream(request, upstream, control_token, body)
-            if recorder is not None and 200 <= status < 300:
-                recorder(state, body)
-            return web.Response(status=status, body=payload, headers=headers)
+            document = _document(body) if reads_body else None
+            if charged is not None:
+                _charge(state, charged.read(request, document))
+            exchange = _Exchange(upstream, control_token, in_flight)
+            relayed = await _sent_upstream(request, exchange, body)
+            if document is not None and 200 <= relayed.status < 300:
+                declared.keep_accepted(state, document)
+            if relayed.cut:
+                _log_cut(request, declared, upstream, relayed)
+                return CutAnswer(request, relayed)
+            return web.Response(status=relayed.status, body=relayed.body, headers=relayed.headers)
 
         return forward
 
     return for_route
 
 
-Relayed = tuple[int, CIMultiDict[str], bytes]
-"""The upstream's status, the headers relayed, and its body (decoded)."""
+_UNKNOWN = RouteDeclaration("")
+"""A path no route serves: its key (if charged) from the headers, nothing recorded."""
 
 
-async def _sent_upstream(
-    request: web.Request, upstream: Upstream, control_token: str | None, body: bytes
-) -> Relayed:
+class Relayed(NamedTuple):
+    """The upstream's answer as it reached svc-stub."""
+
+    status: int
+    headers: CIMultiDict[str]
+    """The headers relayed."""
+    body: bytes
+    """Decoded; only what arrived, if `cut`."""
+    cut: bool = False
+    """The upstream ended its answer before its end: relayed as cut."""
+    declared_length: int | None = None
+    """The upstream's Content-Length where it counts the bytes relayed (no encoding was
+    undone): the length the cut answer declares too."""
+
+
+class AnswersInFlight:
+    """The bytes of the upstream's answers being read now, bounded together (each is held
+    whole, so a few large ones at once must not take the stub's memory)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held = 0
+
+    def take(self, size: int) -> None:
+        if self.held + size > self.limit:
+            raise ApiError(
+                502,
+                "UPSTREAM_IN_FLIGHT_TOO_LARGE",
+                f"the upstream's answers being relayed at once would hold more than "
+                f"{self.limit:,} bytes together, more than svc-stub holds: raise "
+                f"{IN_FLIGHT_OPTION}, or send fewer requests for large answers at once",
+            )
+        self.held += size
+
+    def give_back(self, size: int) -> None:
+        self.held -= size
+
+
+class _Exchange(NamedTuple):
+    """What one forwarded request needs to go upstream and come back."""
+
+    upstream: Upstream
+    control_token: str | None
+    in_flight: AnswersInFlight
+
+
+async def _sent_upstream(request: web.Request, exchange: _Exchange, body: bytes) -> Relayed:
     """The exchange with the upstream, abandoned (and the client recorded as gone) as soon as
     the client goes away: its connection to the upstream is not held for nobody."""
     started = time.perf_counter()
-    exchange = asyncio.ensure_future(_exchange(request, upstream, control_token, body))
+    answering = asyncio.ensure_future(_exchanged(request, exchange, body))
     try:
-        while not exchange.done():
-            await asyncio.wait([exchange], timeout=_DISCONNECT_POLL_S)
-            if not exchange.done() and _client_gone(request):
+        while not answering.done():
+            await asyncio.wait([answering], timeout=_DISCONNECT_POLL_S)
+            if not answering.done() and _client_gone(request):
                 raise ClientGone("while the upstream answered")
-        relayed = exchange.result()
+        relayed = answering.result()
     except (aiohttp.ClientError, TimeoutError) as error:
         raise ApiError(
             502,
             "UPSTREAM_UNREACHABLE",
-            f"the upstream {upstream.shown} did not answer ({failure_reason(error)}): check "
-            "--upstream, that the service is up, and that this machine can reach it",
+            f"the upstream {exchange.upstream.shown} did not answer ({failure_reason(error)}): "
+            "check --upstream, that the service is up, and that this machine can reach it",
         ) from None
     finally:
-        exchange.cancel()
-    request[UPSTREAMED] = Upstreamed(relayed[0], time.perf_counter() - started)
+        answering.cancel()
+    request[UPSTREAMED] = Upstreamed(relayed.status, time.perf_counter() - started)
     return relayed
 
 
-async def _exchange(
-    request: web.Request, upstream: Upstream, control_token: str | None, body: bytes
-) -> Relayed:
+async def _exchanged(request: web.Request, exchange: _Exchange, body: bytes) -> Relayed:
+    upstream = exchange.upstream
     address = upstream.address(request.raw_path.partition("?")[0], _forwarded_query(request))
     async with request.app[UPSTREAM_SESSION].request(
         request.method,
         address,
-        headers=_forwarded_headers(request, control_token),
+        headers=_forwarded_headers(request, exchange.control_token),
         data=body or None,
         allow_redirects=False,
     ) as answer:
-        payload = bytearray()
-        async for chunk in answer.content.iter_chunked(1 << 16):
-            payload += chunk
-            if len(payload) > MAX_ANSWER_BYTES:
-                raise ApiError(
-                    502,
-                    "UPSTREAM_TOO_LARGE",
-                    f"the upstream {upstream.shown} answered more than {MAX_ANSWER_BYTES:,} "
-                    "bytes, more than svc-stub relays",
-                )
-        return answer.status, _relayed(answer), bytes(payload)
+        chunks: list[bytes] = []
+        held = 0
+        try:
+            async for chunk in answer.content.iter_chunked(1 << 16):
+                if held + len(chunk) > MAX_ANSWER_BYTES:
+                    raise ApiError(
+                        502,
+                        "UPSTREAM_TOO_LARGE",
+                        f"the upstream {upstream.shown} answered more than "
+                        f"{MAX_ANSWER_BYTES:,} bytes, more than svc-stub relays",
+                    )
+                exchange.in_flight.take(len(chunk))
+                held += len(chunk)
+                chunks.append(chunk)
+        except (aiohttp.ClientError, TimeoutError):
+            # The status line and headers came: the failure is a cut answer, relayed as one
+            return Relayed(answer.status, _relayed(answer), b"".join(chunks), True, _length(answer))
+        finally:
+            exchange.in_flight.give_back(held)
+        return Relayed(answer.status, _relayed(answer), b"".join(chunks))
+
+
+def _length(answer: aiohttp.ClientResponse) -> int | None:
+    """The upstream's Content-Length, where it counts the bytes relayed (none was decoded)."""
+    if answer.headers.get("Content-Encoding", "identity").lower() != "identity":
+        return None
+    return answer.content_length
+
+
+class CutAnswer(web.Response):
+    """An answer the upstream cut short, relayed as the client would see it from the service:
+    its status and headers, the bytes that came, then the connection closed before the end
+    (framed as the upstream framed it where its length still counts, else chunked)."""
+
+    def __init__(self, request: web.Request, relayed: Relayed) -> None:
+        super().__init__(status=relayed.status, body=relayed.body, headers=relayed.headers)
+        self._client = request
+        self.force_close()
+        declared = relayed.declared_length
+        if declared is not None and declared > len(relayed.body):
+            self.headers[hdrs.CONTENT_LENGTH] = str(declared)
+        elif request.version >= HttpVersion11:
+            self.enable_chunked_encoding()  # and never the last chunk
+        else:  # no chunks in HTTP/1.0: a length the bytes sent fall short of
+            self.headers[hdrs.CONTENT_LENGTH] = str(len(relayed.body) + 1)
+
+    async def write_eof(self, data: bytes = b"") -> None:
+        body = self.body
+        if isinstance(body, bytes) and body:
+            await self.write(body)
+        transport = self._client.transport
+        if transport is not None:
+            transport.close()  # a FIN once the bytes are flushed: what the upstream did
+
+
+def _log_cut(
+    request: web.Request, route: RouteDeclaration, upstream: Upstream, relayed: Relayed
+) -> None:
+    """Said in the log, so the cut is not taken for svc-stub's (never the path: it may hold a
+    key)."""
+    log.warning(
+        "%s %s: the upstream %s cut its answer short after %d bytes (status %d); relayed cut, "
+        "as it came",
+        request.method,
+        route.name or "(a path no route serves)",
+        upstream.shown,
+        len(relayed.body),
+        relayed.status,
+    )
 
 
 def _client_gone(request: web.Request) -> bool:
@@ -154,14 +278,32 @@ def _client_gone(request: web.Request) -> bool:
 
 
 def _forwarded_headers(request: web.Request, control_token: str | None) -> CIMultiDict[str]:
-    token = f"Bearer {control_token}" if control_token else None
+    """The client's headers less those for this hop alone (the standard ones and those its
+    `Connection` names), svc-stub's own, and an `Authorization` that carries the control
+    token (whatever its scheme's case or spacing)."""
+    dropped = _NOT_FORWARDED | _connection_named(request.headers)
     return CIMultiDict(
         (name, value)
         for name, value in request.headers.items()
-        if name.lower() not in _NOT_FORWARDED
+        if name.lower() not in dropped
         and not name.lower().startswith(_OWN_HEADER_PREFIXES)
-        and not (name.lower() == "authorization" and value == token)
+        and not _carries_token(name, value, control_token)
     )
+
+
+def _connection_named(headers: CIMultiDictProxy[str]) -> frozenset[str]:
+    """The headers a `Connection` header names: hop-by-hop too (RFC 9110, 7.6.1)."""
+    values = headers.getall("Connection", [])
+    return frozenset(
+        token.strip().lower() for value in values for token in value.split(",") if token.strip()
+    )
+
+
+def _carries_token(name: str, value: str, control_token: str | None) -> bool:
+    if control_token is None or name.lower() != "authorization":
+        return False
+    words = value.split()
+    return bool(words) and hmac.compare_digest(words[-1].encode(), control_token.encode())
 
 
 def _forwarded_query(request: web.Request) -> str:
@@ -177,85 +319,31 @@ def _forwarded_query(request: web.Request) -> str:
 
 
 def _relayed(answer: aiohttp.ClientResponse) -> CIMultiDict[str]:
-    """The upstream's headers, less hop-by-hop ones and its CORS answer: the page talks to the
-    stub, which answers CORS itself (serving.py)."""
+    """The upstream's headers, less hop-by-hop ones (those its `Connection` names too) and its
+    CORS answer: the page talks to the stub, which answers CORS itself (serving.py)."""
+    dropped = _NOT_RELAYED | _connection_named(answer.headers)
     return CIMultiDict(
         (name, value)
         for name, value in answer.headers.items()
-        if name.lower() not in _NOT_RELAYED and not name.lower().startswith("access-control-")
+        if name.lower() not in dropped and not name.lower().startswith("access-control-")
     )
 
 
 def _charge(state: StubState, key: str) -> None:
     """The key's rate limit, as for fixtures, before anything is forwarded."""
-    if state.limiter.active and key.strip():
-        retry_after_s = state.limiter.take(key.strip())
+    if state.limiter.active and key:
+        retry_after_s = state.limiter.take(key)
         if retry_after_s is not None:
             raise RateLimited(retry_after_s)
 
 
-def _header_key(request: web.Request, body: bytes) -> str:
-    return presented_key(request)
-
-
-def _token_key(request: web.Request, body: bytes) -> str:
-    return request.query.get("token", "")
-
-
-def _body_key_of(request: web.Request, body: bytes) -> str:
-    return _body_key(body)
-
-
-_CHARGED_KEYS: dict[str, Callable[[web.Request, bytes], str]] = {
-    "definitions": _token_key,
-    "flags": _body_key_of,
-    "batch": _body_key_of,
-}
-"""The key each route charges, as its handler does against fixtures (by default the one in the
-headers): the definitions poll the project key in `?token=`, `/flags` and `/batch` the one in
-the body."""
-
-
-def _body_key(body: bytes) -> str:
-    document = _document(body)
-    for field in ("api_key", "token"):
-        if isinstance(document.get(field), str):
-            return str(document[field])
-    return ""
-
-
 def _document(body: bytes) -> dict[str, Any]:
+    """The body as the route's declaration reads it; {} where it is no JSON object (the
+    upstream will say so)."""
     try:
         return json_object(body, "application/json")
     except ApiError:
         return {}
-
-
-def _record_capture(state: StubState, body: bytes) -> None:
-    events = _document(body).get("events")
-    if isinstance(events, list):
-        state.svc_events.extend(event for event in events if isinstance(event, dict))
-
-
-def _record_batch(state: StubState, body: bytes) -> None:
-    items = _document(body).get("batch")
-    if isinstance(items, list):
-        state.events.extend(item for item in items if isinstance(item, dict))
-
-
-def _record_target(state: StubState, body: bytes) -> None:
-    document = _document(body)
-    if document:
-        state.targets.append(document)
-
-
-_RECORDERS: dict[str, Callable[[StubState, bytes], None]] = {
-    "capture": _record_capture,
-    "batch": _record_batch,
-    "register": _record_target,
-}
-"""What a forwarded request the upstream accepted leaves in the journal besides itself: the
-events, vendor events and targets, as for fixtures (once, and only if accepted)."""
 
 
 def upstream_session(upstream: Upstream) -> Callable[[web.Application], AsyncIterator[None]]:

@@ -1,0 +1,118 @@
+"""What each client route declares once: where the key it charges comes from and what an
+accepted request leaves in its namespace, read alike by its handler and by the forwarder
+(proxy mode), so a route cannot be served one way and proxied another."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Protocol
+
+from aiohttp import web
+
+from stub.state import Json, StubState
+from stub.wire import RUNTIME_KEY_HINT, bearer_token, object_list
+
+DECLARED = "declared"
+"""The `RouteDef` keyword that carries a route's declaration (see `RouteDeclaration.route`)."""
+
+
+def _header_key(request: web.Request, body: Mapping[str, Any] | None) -> str:
+    """`presented_key`, inlined: evaluate's hot path pays no call for reading it here."""
+    return bearer_token(request) or request.headers.get("x-api-key", "").strip()
+
+
+def _body_key(request: web.Request, body: Mapping[str, Any] | None) -> str:
+    """posthog-python sends `api_key`, posthog-node `token`: the first that is not blank."""
+    for name in ("api_key", "token"):
+        key = body.get(name) if body is not None else None
+        if isinstance(key, str) and key.strip():
+            return key.strip()
+    return ""
+
+
+def _token_key(request: web.Request, body: Mapping[str, Any] | None) -> str:
+    return request.query.get("token", "").strip()
+
+
+class _Log(Protocol):
+    """A namespace's recorded list (a bounded log, as `StubState` keeps them)."""
+
+    def extend(self, items: Iterable[Json]) -> None: ...
+
+
+class KeySource(NamedTuple):
+    """Where a route finds the key it checks and charges to the rate limit."""
+
+    read: Callable[[web.Request, Mapping[str, Any] | None], str]
+    """The key of a request, given its body parsed (None: not read, nor needed)."""
+    in_body: bool
+    """`read` needs the body: the forwarder parses it only for such a route."""
+    hint: str
+    """How to send it, for the 401 that says it is missing."""
+
+
+HEADER_KEY = KeySource(_header_key, False, RUNTIME_KEY_HINT)
+BODY_KEY = KeySource(_body_key, True, "send the project key as body 'api_key' or 'token'")
+TOKEN_KEY = KeySource(_token_key, False, "send the project key as the 'token' query parameter")
+
+
+@dataclass(frozen=True, slots=True)
+class Records:
+    """What an accepted request leaves in its namespace besides itself: the objects of one
+    body member (`member`), or the body itself (None), kept in the log `log` picks."""
+
+    log: Callable[[StubState], _Log]
+    member: str | None = None
+    described: str = "objects"
+    """What the member's items are, for the 400 that names one that is not an object."""
+
+
+@dataclass(frozen=True, slots=True)
+class RouteDeclaration:
+    """One client route, as its handler serves it and the forwarder relays it."""
+
+    name: str
+    """What `/_test/requests` calls it (`evaluate`, `flags`, ...)."""
+    key: KeySource = HEADER_KEY
+    records: Records | None = None
+
+    @property
+    def route(self) -> dict[str, Any]:
+        """The keywords of its `RouteTableDef` entry: `@routes.post(path, **CAPTURE.route)`."""
+        return {"name": self.name, DECLARED: self}
+
+    def keep(self, state: StubState, body: dict[str, Any]) -> list[Json]:
+        """What a served request records, all checked before any is kept (else a 400)."""
+        records = self.records
+        if records is None:
+            return []
+        items = (
+            [body]
+            if records.member is None
+            else object_list(body, records.member, records.described)
+        )
+        records.log(state).extend(items)
+        return items
+
+    def keep_accepted(self, state: StubState, body: dict[str, Any]) -> None:
+        """What a forwarded request records once the upstream accepted it: the upstream
+        judged the body, so whatever can be kept is, and nothing is refused here."""
+        records = self.records
+        if records is None or not body:
+            return
+        if records.member is None:
+            records.log(state).extend([body])
+            return
+        items = body.get(records.member)
+        if isinstance(items, list):
+            records.log(state).extend(item for item in items if isinstance(item, dict))
+
+
+def declaration_of(route: web.RouteDef) -> RouteDeclaration:
+    """A route's declaration; one that declares none (the management plane) takes its key
+    from the headers and records nothing but itself."""
+    declared = route.kwargs.get(DECLARED)
+    if isinstance(declared, RouteDeclaration):
+        return declared
+    return RouteDeclaration(route.kwargs["name"])
