@@ -58,6 +58,7 @@ class TestHeaders:
             ("Authorization", "s3cr3t", "[redacted]"),
             ("X-Api-Key", "phc_s3cr3t", "phc_[redacted]"),
             ("Cookie", "session=s3cr3t; theme=s3cr3t", "session=[redacted]; theme=[redacted]"),
+            ("X-Note", "sent svc_org_acme_s3cr3t here", "sent svc_org_[redacted] here"),
         ],
     )
     async def test_secrets_keep_their_family_and_lose_the_key(

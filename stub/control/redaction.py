@@ -25,7 +25,7 @@ _BODY_KEYS = frozenset({"api_key", "token"})
 _PREFIXED = (
     r"(?<![A-Za-z0-9_])("  # a word's own `phs_` (`graphs_count`) is no key
     + "|".join(re.escape(prefix) for prefix in KEY_PREFIXES)
-    + r")[A-Za-z0-9._~+/=-]+"
+    + r")[A-Za-z0-9._~+/=_-]+"  # `_` too: `svc_org_acme_admin` is one key
 )
 _PREFIXED_KEY = re.compile(_PREFIXED.encode())
 _PREFIXED_KEY_TEXT = re.compile(_PREFIXED)
