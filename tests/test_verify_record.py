@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import http.client
 import json
 import os
 import signal
@@ -19,11 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import orjson
 import pytest
 from aiohttp import web
 from fireweave import EvaluationContext, FlagType
 
+import foreign_upstream
 from conftest import OpenFireweave, SpawnedStub, free_port, spawn_stub
+from foreign_upstream import ForeignUpstream
 from stub.fixtures import load_fixture_file
 from stub.upstream.record import RECORDED_ORG_KEY, RECORDING_CONTEXT
 from stub.upstream.verify import Difference, accepted_key
@@ -243,7 +247,7 @@ def differing_server(base: str) -> Callable[[], contextlib.AbstractContextManage
         if path == "/v1/flags/evaluate" and isinstance(keys, list) and len(keys) == 3:
             document["requestId"] = 7  # a member of another type
             return web.json_response(document)
-        if path == "/v1/capture" and asked.get("events") and status == 200:
+        if path == "/v1/capture" and asked.get("events") == [] and status == 200:
             return web.json_response({**document, "extra": True})  # an extra member
         if path.startswith("/v1/projects/proj_svcstubverifymissing"):
             envelope = {"ok": False, "error": "NOT_FOUND", "message": "gone"}  # another envelope
@@ -286,12 +290,12 @@ PLANTED = {
     "evaluate/missing-flag": "status: 404 (upstream) vs 200 (stub)",
     "evaluate/type-number": "body.quotaLimited: absent (upstream) vs present (stub)",
     "evaluate/several": "body.requestId: number (upstream) vs string (stub)",
-    "capture/valid": "body.extra: present (upstream) vs absent (stub)",
+    "capture/empty": "body.extra: present (upstream) vs absent (stub)",
     "management/unknown-project": "body.error: string (upstream) vs object (stub)",
     "auth/management-no-key": (
         'header Content-Type: "text/plain" (upstream) vs "application/json" (stub)'
     ),
-    "vendor/definitions": "header ETag: null (upstream) vs present (stub)",
+    "vendor/definitions-local-evaluation": "header ETag: null (upstream) vs present (stub)",
 }
 
 
@@ -334,11 +338,11 @@ class TestVerifyAgainstAServerThatDiffers:
         accepted_lines = [line for line in lines_of(again).values() if line.startswith("ACCEPTED")]
         assert len(accepted_lines) == len(PLANTED)
         document = json.loads(baseline.read_text())
-        document["accepted"] = [e for e in document["accepted"] if e["probe"] != "capture/valid"]
+        document["accepted"] = [e for e in document["accepted"] if e["probe"] != "capture/empty"]
         baseline.write_text(json.dumps(document))
         drifted = self.verify(differing, service, "--accept", str(baseline))
         assert drifted.returncode == 1
-        assert lines_of(drifted)["capture/valid"].startswith("DIFFERS")
+        assert lines_of(drifted)["capture/empty"].startswith("DIFFERS")
 
 
 ECHOED_KEY = "project-api-key_echoed"
@@ -423,3 +427,291 @@ class TestVerifyUsage:
         assert line.startswith("svc-stub verify: error: ")
         assert said in line
         assert "TOPSECRET" not in done.stdout + done.stderr
+
+
+# Against a foreign upstream: software svc-stub did not write, answering in shapes it never does
+
+
+@pytest.fixture(scope="module")
+def foreign_server() -> Iterator[ForeignUpstream]:
+    with foreign_upstream.running() as server:
+        yield server
+
+
+@pytest.fixture
+def foreign(foreign_server: ForeignUpstream) -> ForeignUpstream:
+    """The foreign upstream as the plain service, with nothing received yet."""
+    foreign_server.reset()
+    return foreign_server
+
+
+FOREIGN_KEYS = (
+    "--runtime-key", foreign_upstream.RUNTIME_KEY,
+    "--vendor-key", foreign_upstream.VENDOR_KEY,
+    "--org-key", foreign_upstream.ORG_KEY,
+)  # fmt: skip
+
+
+def against(foreign: ForeignUpstream, command: str, *more: str) -> Any:
+    return svc_stub(command, "--upstream", foreign.url, *FOREIGN_KEYS, *more)
+
+
+def one_line(done: subprocess.CompletedProcess[str], command: str) -> str:
+    """The one line a refused run says (exit 2, nothing else on stderr)."""
+    assert done.returncode == 2, done.stdout + done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"svc-stub {command}: error: "), line
+    return line
+
+
+def no_key_in(*texts: str) -> None:
+    """No key of the foreign service, in any case, whole or in a telling piece: its end, and
+    the start of the one of no known family (a family's prefix is shown on purpose)."""
+    seen = "\n".join(texts).lower()
+    pieces = [*foreign_upstream.KEYS, *(key[-6:] for key in foreign_upstream.KEYS)]
+    pieces.append(foreign_upstream.ORG_KEY[:12])
+    for piece in pieces:
+        assert piece.lower() not in seen, piece
+
+
+class TestEverySpellingOfTheVendorRoutes:
+    def test_record_keeps_the_definitions_of_a_service_serving_only_the_new_path(
+        self, foreign: ForeignUpstream, tmp_path: Path
+    ) -> None:
+        out = tmp_path / "recorded.yaml"
+        done = against(foreign, "record", "--out", str(out))
+        assert done.returncode == 0, done.stderr
+        assert load_fixture_file(out).vendor_definitions == foreign_upstream.DEFINITIONS
+        header = [line for line in out.read_text().splitlines() if line.startswith("#")]
+        assert any(
+            line.startswith("# vendor definitions: recorded from GET /flags/definitions?")
+            for line in header
+        ), header
+        polls = [path for path in foreign.paths() if path.startswith("/flags/definitions?")]
+        assert polls == [f"/flags/definitions?token={foreign_upstream.VENDOR_KEY}&send_cohorts"]
+
+    def test_verify_probes_each_spelling_and_says_which_the_service_answered(
+        self, foreign: ForeignUpstream
+    ) -> None:
+        lines = lines_of(against(foreign, "verify"))
+        assert lines["vendor/definitions"].startswith("SAME")
+        for spelling in ("vendor/definitions-local-evaluation", "vendor/flags-no-slash"):
+            assert lines[spelling] == (
+                f"SKIPPED  {spelling}: the upstream does not serve this spelling (404)"
+            )
+        assert lines["vendor/flags-v4"].startswith("SAME")
+
+
+class TestTheKeyTheStubIsSent:
+    @pytest.mark.parametrize(
+        ("fixtures", "said"),
+        [
+            (None, "svc_org_default, the default organisation's (flags.yaml: no management:"),
+            ("management.yaml", "svc_org_[redacted], from the management: section of"),
+        ],
+    )
+    def test_the_stub_gets_a_management_key_it_serves_and_the_header_says_which(
+        self, foreign: ForeignUpstream, flags_file: Path, fixtures: str | None, said: str
+    ) -> None:
+        files = [flags_file] if fixtures is None else [ROOT / "tests" / "fixtures" / fixtures]
+        chosen = [arg for path in files for arg in ("--fixtures", str(path))]
+        done = against(foreign, "verify", *chosen)
+        assert f"\nstub management key: {said}" in done.stdout
+        whoami = lines_of(done)["management/whoami"]
+        assert "status" not in whoami, whoami
+
+
+class TestNoProbeSendsAPlaceholder:
+    def test_a_scratch_project_the_service_did_not_make_skips_the_probes_that_need_it(
+        self, foreign: ForeignUpstream
+    ) -> None:
+        refused = {"error": {"code": "INTERNAL", "message": "no projects today"}}
+        foreign.answer("POST", "/v1/projects", foreign_upstream.json_reply(refused, 500))
+        done = against(foreign, "verify", "--allow-writes")
+        sent = " ".join(foreign.paths()).lower()
+        assert "{" not in sent, sent
+        assert "%7b" not in sent, sent
+        lines = lines_of(done)
+        assert lines["scratch/create-project"].startswith("DIFFERS")
+        for name in ("scratch/project", "scratch/environment", "scratch/delete-project"):
+            assert lines[name] == (
+                f"SKIPPED  {name}: no {{scratch}} on the upstream: scratch/create-project "
+                "did not make one"
+            )
+
+
+class TestReadOnlyUnlessAllowed:
+    def test_without_allow_writes_the_service_is_sent_no_signal_and_the_header_says_so(
+        self, foreign: ForeignUpstream
+    ) -> None:
+        done = against(foreign, "verify")
+        captured = [
+            seen.json()
+            for seen in foreign.received
+            if seen.method == "POST" and seen.raw_path == "/v1/capture"
+        ]
+        assert captured
+        assert all(body["events"] in ([], "not a list") for body in captured)
+        assert lines_of(done)["capture/valid"] == (
+            "SKIPPED  capture/valid: writes only with --allow-writes"
+        )
+        assert "\nwrites to the service: nothing (read-only; " in done.stdout
+
+    def test_with_allow_writes_the_header_says_the_signal_is_kept(
+        self, foreign: ForeignUpstream
+    ) -> None:
+        done = against(foreign, "verify", "--allow-writes")
+        assert "one signal captured (capture/valid)" in done.stdout
+        signals = [
+            seen for seen in foreign.received if seen.raw_path == "/v1/capture" and
+            isinstance(seen.json()["events"], list) and seen.json()["events"]
+        ]  # fmt: skip
+        assert len(signals) == 1
+
+
+def echoing_evaluate(foreign: ForeignUpstream) -> foreign_upstream.Reply:
+    """The service's evaluate, but for a body that is not JSON: then its error code echoes
+    the keys (upper-cased, and one cut where verify shows only 80 characters)."""
+    code = f"BAD {foreign_upstream.RUNTIME_KEY.upper()} {'x' * 38} {foreign_upstream.ORG_KEY}"
+
+    async def reply(request: web.Request, body: bytes) -> web.StreamResponse:
+        if foreign_upstream.Received("", "", {}, body).json() is None:
+            return await foreign_upstream.json_reply({"ok": False, "error": code}, 400)(
+                request, body
+            )
+        return await foreign.evaluate(request, body)
+
+    return reply
+
+
+class TestNoKeyInAFileWritten:
+    def test_a_recording_of_a_service_that_echoes_keys_holds_none_in_any_form(
+        self, foreign: ForeignUpstream, tmp_path: Path
+    ) -> None:
+        runtime, vendor, org = foreign_upstream.KEYS
+        escaped = "".join(f"\\u{ord(c):04x}" for c in org).encode()
+        cut = ("m" * 180 + " " + org)[:200]
+        foreign.answer(
+            "POST",
+            "/v1/flags/evaluate",
+            foreign_upstream.raw_reply(
+                foreign_upstream.evaluate_answer(
+                    orjson.dumps(foreign_upstream.decision("upper", f"key {runtime.upper()}")),
+                    orjson.dumps(foreign_upstream.decision("cut", True, payload={"said": cut})),
+                    b'{"flagKey": "escaped", "found": true, "value": "' + escaped + b'"}',
+                    orjson.dumps(foreign_upstream.decision("json", json.dumps({"t": vendor}))),
+                )
+            ),
+        )
+        whoami = {"userId": org, "orgId": "org_foreign", "scope": "org:management"}
+        foreign.answer("GET", "/v1/whoami", foreign_upstream.json_reply(whoami))
+        out = tmp_path / "recorded.yaml"
+        done = against(foreign, "record", "--out", str(out))
+        assert done.returncode == 0, done.stderr
+        no_key_in(out.read_text(encoding="utf-8"), done.stdout, done.stderr)
+        recorded = load_fixture_file(out)
+        assert recorded.flags["upper"].value == "key project-api-key_[redacted]"
+        assert recorded.flags["escaped"].value == "[redacted]"
+
+    def test_a_baseline_of_differences_that_echo_keys_holds_none_and_still_accepts_them(
+        self, foreign: ForeignUpstream, tmp_path: Path
+    ) -> None:
+        foreign.answer("POST", "/v1/flags/evaluate", echoing_evaluate(foreign))
+        baseline, report = tmp_path / "accepted.json", tmp_path / "report.json"
+        written = against(
+            foreign, "verify", "--write-accepted", str(baseline), "--report", str(report)
+        )
+        assert written.returncode == 0, written.stderr
+        assert lines_of(written)["evaluate/malformed-body"].startswith("DIFFERS")
+        no_key_in(baseline.read_text(), report.read_text(), written.stdout, written.stderr)
+        again = against(foreign, "verify", "--accept", str(baseline))
+        assert again.returncode == 0, again.stdout
+        assert lines_of(again)["evaluate/malformed-body"].startswith("ACCEPTED")
+
+
+class TestTheHeaderIsNeverYaml:
+    @pytest.mark.parametrize("breaking", ["\n", "\r", "\u2028", "\x85"])
+    def test_a_flag_key_or_reason_with_a_line_break_stays_in_its_comment(
+        self, foreign: ForeignUpstream, tmp_path: Path, breaking: str
+    ) -> None:
+        injected = f"x{breaking}keys:{breaking}  strict: true{breaking}  accepted: [{{key: k}}]"
+        foreign.decisions.append(
+            {"flagKey": injected, "found": False, "value": None, "reason": injected}
+        )
+        foreign.decisions.append(foreign_upstream.decision(f"served{breaking}flag", True))
+        out = tmp_path / "recorded.yaml"
+        done = against(foreign, "record", "--out", str(out))
+        assert done.returncode == 0, done.stderr
+        recorded = load_fixture_file(out)
+        assert recorded.keys is None
+        assert {injected, f"served{breaking}flag"} <= set(recorded.flags)
+
+
+class TestOneLineNeverATraceback:
+    def test_a_value_nested_four_hundred_levels_deep(
+        self, foreign: ForeignUpstream, tmp_path: Path
+    ) -> None:
+        deep = b'{"flagKey": "deep", "found": true, "value": ' + foreign_upstream.nested_json(400)
+        answer = foreign_upstream.evaluate_answer(deep + b"}")
+        foreign.answer("POST", "/v1/flags/evaluate", foreign_upstream.raw_reply(answer))
+        done = against(foreign, "record", "--out", str(tmp_path / "x.yaml"))
+        line = one_line(done, "record")
+        assert 'flag "deep"\'s value nests more than 250 levels deep' in line
+        assert "--flag" in line
+        assert not (tmp_path / "x.yaml").exists()
+
+    @pytest.mark.parametrize("command", ["record", "verify", "server"])
+    @pytest.mark.parametrize(
+        "address", ["http://a\\@127.0.0.1:1", "http://[::1", "http://127.0.0.1:99999"]
+    )
+    def test_a_malformed_upstream_address(self, command: str, address: str, tmp_path: Path) -> None:
+        if command == "server":
+            done = svc_stub("--port", "0", "--upstream", address)
+            (line,) = done.stderr.strip().splitlines()
+            assert (done.returncode, line.startswith("svc-stub: error: --upstream: ")) == (2, True)
+            return
+        out = ("--out", str(tmp_path / "x.yaml")) if command == "record" else ()
+        done = svc_stub(command, "--upstream", address, "--runtime-key", "k" * 8, *out)
+        assert "not a valid address" in one_line(done, command) or "port" in done.stderr
+
+
+class TestNoDotSegmentReachesTheUpstream:
+    @pytest.mark.parametrize("target", ["/v1/..%2f..%2fx", "/v1/..%5cx", "/v1/..;/x"])
+    def test_an_encoded_or_parameterised_dot_segment_is_refused_under_a_prefix(
+        self, foreign: ForeignUpstream, target: str
+    ) -> None:
+        with spawn_stub("--upstream", foreign.url + "/prefix", read_log=False) as proxy:
+            connection = http.client.HTTPConnection(proxy.url.removeprefix("http://"), timeout=5)
+            try:
+                connection.request("GET", target, headers={"Authorization": "Bearer k"})
+                answer = connection.getresponse()
+                said = json.loads(answer.read())
+            finally:
+                connection.close()
+        assert answer.status == 400
+        assert "'..' segment is not forwarded" in said["message"]
+        assert foreign.received == []
+
+
+class TestWhatTheToolsRead:
+    def test_an_answer_past_the_bound_given_is_one_line_naming_the_option(
+        self, foreign: ForeignUpstream, tmp_path: Path
+    ) -> None:
+        endless = foreign_upstream.oversized_reply(4 * 1024 * 1024, declared=False)
+        foreign.answer("POST", "/v1/flags/evaluate", endless)
+        done = against(
+            foreign, "record", "--max-answer-bytes", "65536", "--out", str(tmp_path / "x.yaml")
+        )
+        assert one_line(done, "record") == (
+            "svc-stub record: error: POST /v1/flags/evaluate: the answer is larger than 65,536 "
+            "bytes, the most record and verify read; raise it with --max-answer-bytes"
+        )
+
+    def test_by_default_an_answer_past_sixty_four_mebibytes_is_refused_unread(
+        self, foreign: ForeignUpstream
+    ) -> None:
+        declared = foreign_upstream.oversized_reply(70 * 1024 * 1024, declared=True)
+        foreign.answer("POST", "/v1/flags/evaluate", declared)
+        line = one_line(against(foreign, "verify"), "verify")
+        assert "larger than 67,108,864 bytes" in line
+        assert line.endswith("raise it with --max-answer-bytes")

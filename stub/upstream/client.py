@@ -1,12 +1,15 @@
 """The one way svc-stub talks to the real service: https off loopback, TLS verified (against a
-CA bundle of the user's, if given), bounded in time, and never a key in anything it says."""
+CA bundle of the user's, if given), bounded in time and (for record and verify) in size, and
+never a key in anything it says or keeps (`Secrets`)."""
 
 from __future__ import annotations
 
 import contextlib
+import json
+import re
 import ssl
 import urllib.parse
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -15,6 +18,7 @@ import orjson
 from yarl import URL
 
 from stub.config import is_loopback
+from stub.keys import KEY_PREFIXES, REDACTED, Family, family_of, redacted
 
 CONNECT_TIMEOUT_S = 5.0
 ANSWER_TIMEOUT_S = 30.0
@@ -50,19 +54,50 @@ class Upstream(NamedTuple):
         return URL(f"{target}?{query}", encoded=True) if query else target
 
 
+_DECODINGS_CHECKED = 3
+"""How many rounds of percent-decoding a path is looked through: a server behind another may
+decode once more than the first (`%252e` is `%2e`, then `.`)."""
+_SEGMENT_SEPARATORS = re.compile(r"[/\\]")
+"""`/`, and the `\\` some servers (IIS, and anything that normalises Windows paths) take for it."""
+
+
 def dot_segments(raw_path: str) -> bool:
-    """Whether a path as sent holds `.` or `..` segments (percent-encoded or not), which a
-    server may resolve to a path that was never asked for (`/v1/../_test/requests`)."""
-    segments = raw_path.partition("?")[0].split("/")
-    return any(urllib.parse.unquote(segment) in (".", "..") for segment in segments)
+    """Whether a path as sent holds `.` or `..` segments, which a server may resolve to a path
+    that was never asked for (`/v1/../_test/requests`): percent-encoded (`%2e%2e`, `..%2f..`,
+    even twice), split by `\\` (`..%5c`), or with a parameter (`..;/`, as Tomcat and Spring read
+    it)."""
+    path = raw_path.partition("?")[0]
+    for _ in range(_DECODINGS_CHECKED):
+        if _has_dot_segment(path):
+            return True
+        decoded = urllib.parse.unquote(path)
+        if decoded == path:
+            return False
+        path = decoded
+    return _has_dot_segment(path)
+
+
+def _has_dot_segment(path: str) -> bool:
+    segments = _SEGMENT_SEPARATORS.split(path)
+    return any(segment.partition(";")[0] in (".", "..") for segment in segments)
 
 
 def upstream_of(
     raw: str, *, allow_insecure: bool = False, ca_bundle: Path | None = None
 ) -> Upstream:
     """An upstream from the user's words, or UpstreamError: http off loopback is refused (the
-    service's transport rule) unless `allow_insecure`; a CA bundle must be a readable file."""
-    url = URL(raw.strip())
+    service's transport rule) unless `allow_insecure`; a CA bundle must be a readable file. An
+    address that does not parse is refused in words without the address (it may carry
+    credentials: `http://a\\@host`)."""
+    try:
+        url = URL(raw.strip())
+        port = url.explicit_port
+    except ValueError as exc:
+        raise UpstreamError(
+            f"not a valid address ({exc}); give one such as https://staging.example"
+        ) from None
+    if port is not None and not 0 < port < 65536:
+        raise UpstreamError(f"port {port} is not a port (1-65535)")
     if url.scheme not in ("http", "https") or not url.host:
         raise UpstreamError(f"{raw!r} is not an http(s) address such as https://staging.example")
     if url.scheme == "http" and not is_loopback(url.host) and not allow_insecure:
@@ -134,6 +169,13 @@ class Answer(NamedTuple):
             return None
 
 
+class AnswerTooLarge(UpstreamError):
+    """An answer larger than record and verify read (`--max-answer-bytes`)."""
+
+
+_READ_CHUNK = 256 * 1024
+
+
 async def call(
     client: aiohttp.ClientSession,
     base: Upstream,
@@ -142,9 +184,11 @@ async def call(
     *,
     key: str | None = None,
     body: bytes | None = None,
+    max_bytes: int = MAX_ANSWER_BYTES,
 ) -> Answer:
     """One request to `base` (`path` may carry a query), `key` as `Authorization: Bearer`.
-    UpstreamError, saying what failed without the key, when nothing answers."""
+    UpstreamError, saying what failed without the key, when nothing answers; AnswerTooLarge
+    once the answer passes `max_bytes` (decoded), read no further."""
     path, _, query = path.partition("?")
     headers = {"Content-Type": "application/json"} if body is not None else {}
     if key is not None:
@@ -153,8 +197,118 @@ async def call(
         async with client.request(
             method, base.address(path, query), headers=headers, data=body, allow_redirects=False
         ) as answer:
-            received = await answer.read()
+            received = await _bounded(answer, max_bytes, f"{method} {path}")
             shown = {name.lower(): value for name, value in answer.headers.items()}
             return Answer(answer.status, shown, received)
     except (aiohttp.ClientError, TimeoutError) as error:
         raise UpstreamError(f"{base.shown} did not answer ({failure_reason(error)})") from None
+
+
+async def _bounded(answer: aiohttp.ClientResponse, max_bytes: int, asked: str) -> bytes:
+    """The body, read in chunks so that an endless or enormous one costs `max_bytes` at most
+    (a declared length past it is refused before any of it is read)."""
+    too_large = AnswerTooLarge(
+        f"{asked}: the answer is larger than {max_bytes:,} bytes, the most record and verify "
+        "read; raise it with --max-answer-bytes"
+    )
+    if answer.content_length is not None and answer.content_length > max_bytes:
+        raise too_large
+    received = bytearray()
+    async for chunk in answer.content.iter_chunked(_READ_CHUNK):
+        received += chunk
+        if len(received) > max_bytes:
+            raise too_large
+    return bytes(received)
+
+
+_FAMILY_KEY = re.compile(
+    r"(?<![A-Za-z0-9_])("  # a word's own `phs_` (`graphs_count`) is no key
+    + "|".join(re.escape(prefix) for prefix in KEY_PREFIXES)
+    + r")[A-Za-z0-9._~+/=_-]+",
+    re.IGNORECASE,
+)
+"""A key of a known family, in any case (an error page may upper-case what it echoes)."""
+MIN_CUT_KEY = 8
+"""The shortest piece of a given key, cut short at the end of a value, still taken for it: a
+shorter one would hide ordinary words."""
+_CUT_HERE = r"(?=$|[\s\"'\\]|\.\.\.)"
+"""Where a value ends in text: the end, a space, a quote, an escape or the `...` of a cut."""
+
+
+class Secrets:
+    """The keys a command was given, and every way to take them out of what it says or
+    writes: each given key as sent, in any case, JSON- or URL-escaped, or cut short at the end
+    of a value; then any key of a known family, by its prefix in any case. Each becomes its
+    family (`project-api-key_[redacted]`), as everywhere else in svc-stub."""
+
+    def __init__(self, keys: Iterable[str | None], *, keep: Iterable[str] = ()) -> None:
+        given = sorted({key for key in keys if key}, key=len, reverse=True)
+        self._given = [(_spellings(key), redacted(key)) for key in given]
+        self._keep = frozenset(keep)
+        """Placeholders svc-stub writes itself (`svc_org_recorded`), which are no secret."""
+
+    def text(self, text: str) -> str:
+        for spelled, shown in self._given:
+            text = spelled.sub(shown, text)
+        return _FAMILY_KEY.sub(self._family_only, text) if "_" in text else text
+
+    def _family_only(self, found: re.Match[str]) -> str:
+        return found[0] if found[0] in self._keep else found[1] + REDACTED
+
+    def document(self, value: Any) -> Any:
+        """A copy of a JSON value with every string in it scrubbed, names too, walked without
+        recursion (an answer may nest a thousand levels)."""
+        holder = [value]
+        pending: list[tuple[list[Any] | dict[Any, Any], Any]] = [(holder, 0)]
+        while pending:
+            parent, slot = pending.pop()
+            item = parent[slot]
+            if isinstance(item, str):
+                parent[slot] = self.text(item)
+            elif isinstance(item, list):
+                parent[slot] = copied = list(item)
+                pending.extend((copied, index) for index in range(len(copied)))
+            elif isinstance(item, dict):
+                parent[slot] = named = {self._name(name): member for name, member in item.items()}
+                pending.extend((named, name) for name in named)
+        return holder[0]
+
+    def _name(self, name: object) -> object:
+        return self.text(name) if isinstance(name, str) else name
+
+    def answer(self, answer: Answer) -> Answer:
+        """The answer with its keys taken out of its headers and body. A JSON body holding
+        one, or an escape that could hide one, is written anew from its scrubbed document;
+        any other is kept byte for byte (and costs no copy of a large document)."""
+        headers = {name: self.text(value) for name, value in answer.headers.items()}
+        text = answer.body.decode("utf-8", "surrogateescape")
+        scrubbed = self.text(text)
+        if scrubbed == text and "\\u" not in text:
+            return Answer(answer.status, headers, answer.body)
+        body = scrubbed.encode("utf-8", "surrogateescape")
+        document = answer.json()
+        if document is not None:
+            with contextlib.suppress(orjson.JSONEncodeError):  # deeper than orjson writes
+                body = orjson.dumps(self.document(document))
+        return Answer(answer.status, headers, body)
+
+
+def _spellings(key: str) -> re.Pattern[str]:
+    """A given key as it may come back: as sent, JSON- or URL-escaped (in any case), or cut
+    short where a value ends (a message cut at its length limit). A key of a known family
+    needs no cuts: its prefix alone finds the rest of it, whole or cut."""
+    whole = {
+        key,
+        json.dumps(key)[1:-1],
+        key.replace("/", "\\/"),
+        urllib.parse.quote(key, safe=""),
+    }
+    cuts = (
+        [key[:length] for length in range(len(key) - 1, MIN_CUT_KEY - 1, -1)]
+        if family_of(key) is Family.OTHER
+        else []
+    )
+    pattern = "|".join(re.escape(spelling) for spelling in sorted(whole, key=len, reverse=True))
+    if cuts:
+        pattern += "|(?:" + "|".join(re.escape(cut) for cut in cuts) + ")" + _CUT_HERE
+    return re.compile(pattern, re.IGNORECASE)

@@ -12,16 +12,24 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import click
 
-from stub.management.seed import DEFAULT_KEY
+from stub.fixtures import load_fixture_paths
+from stub.keys import redacted
+from stub.management.seed import DEFAULT_KEY, Principal
 from stub.testing.process import StubProcess, StubStartError
-from stub.upstream.client import Upstream, UpstreamError, session, upstream_of
+from stub.upstream.client import (
+    MAX_ANSWER_BYTES,
+    Secrets,
+    Upstream,
+    UpstreamError,
+    session,
+    upstream_of,
+)
 from stub.upstream.record import (
-    RECORDED_CI_READ_KEY,
-    RECORDED_ORG_KEY,
+    PLACEHOLDERS,
     RECORDING_CONTEXT,
     Keys,
     fixture_text,
@@ -33,13 +41,15 @@ from stub.upstream.verify import (
     Side,
     accepted_key,
     run_probes,
-    scrubbed,
     summary,
 )
+from stub.validation import FixtureError
 
 STUB_RUNTIME_KEY = "project-api-key_svc-stub-verify"
 STUB_VENDOR_KEY = "phc_svc-stub-verify"
 """The keys verify gives the stub it starts (which then refuses any other, as the service does)."""
+SHOWN_AS_IS = (*PLACEHOLDERS, DEFAULT_KEY)
+"""Keys svc-stub itself makes up: shown and written as they are, being no secret."""
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -65,6 +75,14 @@ def _upstream_options(command: F) -> F:
                 "--allow-insecure-upstream",
                 is_flag=True,
                 help="Permit plain http off loopback.",
+            ),
+            _option(
+                "--max-answer-bytes",
+                type=click.IntRange(min=1),
+                metavar="N",
+                default=MAX_ANSWER_BYTES,
+                show_default=True,
+                help="The largest answer read from the service (or the stub).",
             ),
         )
     ):
@@ -94,6 +112,7 @@ def record(
     org_key: str | None,
     upstream_ca_bundle: Path | None,
     allow_insecure_upstream: bool,
+    max_answer_bytes: int,
     out: Path,
     flag_keys: tuple[str, ...],
     targeting_key: str,
@@ -104,14 +123,18 @@ def record(
     --org-key its projects, environments and control points. Keys are never written."""
     base = _checked(upstream, upstream_ca_bundle, allow_insecure_upstream)
     keys = Keys(runtime_key, org_key, ci_read_key, vendor_key)
-    text = asyncio.run(_record(base, keys, flag_keys, targeting_key))
+    text = asyncio.run(_record(base, keys, flag_keys, targeting_key, max_answer_bytes))
     _write(out, text)
     click.echo(f"recorded {out} from {base.shown}")
 
 
-async def _record(base: Upstream, keys: Keys, flag_keys: tuple[str, ...], context: str) -> str:
+async def _record(
+    base: Upstream, keys: Keys, flag_keys: tuple[str, ...], context: str, max_answer_bytes: int
+) -> str:
     async with session(base) as client:
-        recording = await recorded(client, base, keys, flag_keys, context)
+        recording = await recorded(
+            client, base, keys, flag_keys, context, max_answer_bytes=max_answer_bytes
+        )
     return fixture_text(recording, base, context)
 
 
@@ -131,10 +154,17 @@ async def _record(base: Upstream, keys: Keys, flag_keys: tuple[str, ...], contex
 @click.option("--stub-vendor-key", help="The vendor project key the --stub takes.")
 @click.option(
     "--stub-org-key",
-    help=f"The organisation key the stub takes (default: {DEFAULT_KEY}, or the recording's).",
+    help=(
+        "The organisation key the stub takes (default: that of the management: section it "
+        f"serves, else {DEFAULT_KEY})."
+    ),
 )
 @click.option("--stub-ci-read-key", help="The org:ci-read key the stub takes.")
-@click.option("--allow-writes", is_flag=True, help="Also probe writes (cleaned up after).")
+@click.option(
+    "--allow-writes",
+    is_flag=True,
+    help="Also probe writes: a signal and a target (kept), a scratch project (removed).",
+)
 @click.option(
     "--values/--shapes-only",
     default=None,
@@ -158,6 +188,7 @@ def verify(
     org_key: str | None,
     upstream_ca_bundle: Path | None,
     allow_insecure_upstream: bool,
+    max_answer_bytes: int,
     vendor_key: str | None,
     ci_read_key: str | None,
     stub_url: str | None,
@@ -177,7 +208,11 @@ def verify(
     if stub_url and fixture_paths:
         raise click.UsageError("give --stub or --fixtures, not both")
     base = _checked(upstream, upstream_ca_bundle, allow_insecure_upstream)
-    secrets = [k for k in (runtime_key, org_key, vendor_key, ci_read_key) if k]
+    given = (runtime_key, org_key, vendor_key, ci_read_key)
+    secrets = Secrets(
+        (*given, stub_runtime_key, stub_vendor_key, stub_org_key, stub_ci_read_key),
+        keep=SHOWN_AS_IS,
+    )
     theirs = {
         "runtime": runtime_key,
         "org": org_key,
@@ -186,30 +221,107 @@ def verify(
     }
     accepted = _accepted(accept_path) if accept_path else frozenset()
     keys = Keys(runtime_key, org_key, ci_read_key, vendor_key)
-    with _stub_side(stub_url, fixture_paths, base, keys) as (url, served):
+    with _stub_side(stub_url, fixture_paths, base, keys, max_answer_bytes) as stub:
+        management = _stub_management(stub, stub_org_key, stub_ci_read_key)
         stub_keys = {  # the user's keys go to the service only, never to a stub
             "runtime": stub_runtime_key or STUB_RUNTIME_KEY,
             "vendor": stub_vendor_key or STUB_VENDOR_KEY,
-            "org": stub_org_key or (RECORDED_ORG_KEY if served else DEFAULT_KEY),
-            "ci-read": stub_ci_read_key or (RECORDED_CI_READ_KEY if served else None),
+            "org": management.org,
+            "ci-read": management.ci_read,
         }
-        upstream_side = Side("upstream", base, _present(theirs), {})
-        stub_side = Side("stub", upstream_of(url), _present(stub_keys), {})
-        compare_values = served if values is None else values
+        for line in _header(base, stub, management, allow_writes):
+            click.echo(secrets.text(line))
+        upstream_side = Side("upstream", base, _present(theirs), {}, secrets, max_answer_bytes)
+        stub_side = Side(
+            "stub", upstream_of(stub.url), _present(stub_keys), {}, secrets, max_answer_bytes
+        )
+        compare_values = stub.recording if values is None else values
         outcomes = asyncio.run(
             _verify(upstream_side, stub_side, allow_writes, compare_values, accepted)
         )
     for outcome in outcomes:
-        click.echo(scrubbed(outcome.line(), secrets))
+        click.echo(secrets.text(outcome.line()))
     click.echo(summary(outcomes))
     if report is not None:
         document = {"upstream": base.shown, "probes": [o.to_json() for o in outcomes]}
-        _write(report, scrubbed(json.dumps(document, indent=2), secrets) + "\n")
+        _write(report, secrets.text(json.dumps(document, indent=2)) + "\n")
     if write_accepted is not None:
-        _write_accepted(write_accepted, outcomes)
+        _write_accepted(write_accepted, outcomes, secrets)
         return
     if any(outcome.result == "differs" for outcome in outcomes):
         sys.exit(1)
+
+
+class StubUnderTest(NamedTuple):
+    url: str
+    served: tuple[Path, ...]
+    """The fixture files it was started from (none: a running stub, `--stub`)."""
+    recording: bool
+    """Whether it serves a recording of this service (its values are then compared)."""
+    own_recording: bool = False
+    """Whether that recording is verify's own, made just now."""
+
+
+class StubManagement(NamedTuple):
+    """The organisation keys verify sends the stub, and where they come from, in words."""
+
+    org: str
+    ci_read: str | None
+    said: str
+
+
+def _stub_management(
+    stub: StubUnderTest, org_key: str | None, ci_read_key: str | None
+) -> StubManagement:
+    """Keys the stub's management plane serves: as given, else those of the management:
+    section it was started from, else the default organisation's (what it then serves)."""
+    if org_key is not None:
+        return StubManagement(org_key, ci_read_key, "given with --stub-org-key")
+    if not stub.served:
+        said = f"{DEFAULT_KEY}, the default organisation's (--stub-org-key to send another)"
+        return StubManagement(DEFAULT_KEY, ci_read_key, said)
+    named = ", ".join(path.name for path in stub.served)
+    if stub.own_recording:
+        named = "verify's own recording"
+    try:
+        seed = load_fixture_paths(stub.served).management
+    except FixtureError as exc:
+        raise click.UsageError(f"--fixtures: {exc}") from None
+    if seed is None:
+        said = f"{DEFAULT_KEY}, the default organisation's ({named}: no management: section)"
+        return StubManagement(DEFAULT_KEY, ci_read_key, said)
+    principals = next(iter(seed.orgs.values())).principals
+    managing = _first(principals, ("org:management", "cli")) or DEFAULT_KEY
+    shown = managing if managing in SHOWN_AS_IS else redacted(managing)  # it may be a real one
+    said = f"{shown}, from the management: section of {named}"
+    return StubManagement(managing, ci_read_key or _first(principals, ("org:ci-read",)), said)
+
+
+def _first(principals: tuple[Principal, ...], scopes: tuple[str, ...]) -> str | None:
+    return next((p.token for p in principals if p.scope in scopes), None)
+
+
+def _header(
+    base: Upstream, stub: StubUnderTest, management: StubManagement, writes: bool
+) -> list[str]:
+    """What the run compares, the keys the stub is sent, and what it writes to the service."""
+    if stub.own_recording:
+        what = "a svc-stub serving what verify recorded from it just now"
+    elif stub.served:
+        what = "a svc-stub started from " + ", ".join(str(path) for path in stub.served)
+    else:
+        what = f"the svc-stub at {stub.url}"
+    written = (
+        "one signal captured (capture/valid) and one target registered (register/target), "
+        "which the service keeps; a scratch project, removed after"
+        if writes
+        else "nothing (read-only; --allow-writes adds a signal, a target and a scratch project)"
+    )
+    return [
+        f"verify: {base.shown} against {what}",
+        f"stub management key: {management.said}",
+        f"writes to the service: {written}",
+    ]
 
 
 def _present(keys: dict[str, str | None]) -> dict[str, str]:
@@ -233,22 +345,28 @@ async def _verify(
 
 @contextlib.contextmanager
 def _stub_side(
-    url: str | None, fixture_paths: tuple[Path, ...], base: Upstream, keys: Keys
-) -> Iterator[tuple[str, bool]]:
-    """The stub's URL, and whether it serves a recording of this service."""
+    url: str | None,
+    fixture_paths: tuple[Path, ...],
+    base: Upstream,
+    keys: Keys,
+    max_answer_bytes: int,
+) -> Iterator[StubUnderTest]:
+    """The stub compared: running, or started here from the files or a recording made now."""
     if url is not None:
-        yield url, False
+        yield StubUnderTest(url, (), recording=False)
         return
     with tempfile.TemporaryDirectory() as scratch:
-        if not fixture_paths:
+        own = not fixture_paths
+        if own:
             recording = Path(scratch) / "recorded.yaml"
-            recording.write_text(asyncio.run(_record(base, keys, (), RECORDING_CONTEXT)))
+            text = asyncio.run(_record(base, keys, (), RECORDING_CONTEXT, max_answer_bytes))
+            recording.write_text(text, encoding="utf-8")
             fixture_paths = (recording,)
         options = [arg for path in fixture_paths for arg in ("--fixtures", str(path))]
         options += ["--api-key", STUB_RUNTIME_KEY, "--api-key", STUB_VENDOR_KEY, "--strict-keys"]
         process = StubProcess.start(options, own_settings_only=True)
         try:
-            yield process.url, True
+            yield StubUnderTest(process.url, fixture_paths, recording=True, own_recording=own)
         finally:
             process.stop()
 
@@ -266,7 +384,7 @@ def _accepted(path: Path) -> Accepted:
         ) from None
 
 
-def _write_accepted(path: Path, outcomes: list[Outcome]) -> None:
+def _write_accepted(path: Path, outcomes: list[Outcome], secrets: Secrets) -> None:
     entries = [
         dict(
             zip(("probe", "where", "upstream", "stub"), accepted_key(o.probe.name, d), strict=True)
@@ -275,7 +393,7 @@ def _write_accepted(path: Path, outcomes: list[Outcome]) -> None:
         if o.result in ("differs", "accepted")
         for d in o.differences
     ]
-    _write(path, json.dumps({"accepted": entries}, indent=2) + "\n")
+    _write(path, secrets.text(json.dumps({"accepted": entries}, indent=2)) + "\n")
     click.echo(f"wrote {len(entries)} accepted differences to {path}")
 
 
@@ -306,7 +424,8 @@ def main(name: str, argv: list[str]) -> None:
 
 
 def _fail(name: str, message: str, argv: list[str]) -> None:
-    print(f"svc-stub {name}: error: {scrubbed(message, _keys_given(argv))}", file=sys.stderr)
+    shown = Secrets(_keys_given(argv), keep=SHOWN_AS_IS).text(message)
+    print(f"svc-stub {name}: error: {shown}", file=sys.stderr)
     sys.exit(2)
 
 

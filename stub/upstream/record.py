@@ -1,10 +1,13 @@
 """`svc-stub record`: a fixture file written from the real service. The flags as the service
 answers them for one context; with an organisation key, its projects, environments and control
 points as a `management:` section. Keys are never written: placeholders of the right family
-stand in for them, and the file says where real ones go."""
+stand in for them, the service's answers are scrubbed of any key as they arrive, and the file
+says where real ones go. Every value the service gave goes through the YAML emitter, the
+header's too, so the file always loads."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -17,16 +20,37 @@ from stub.management.seed import (
     ENVIRONMENT_FIELDS,
     PROJECT_FIELDS,
 )
-from stub.upstream.client import Answer, Upstream, UpstreamError, call
+from stub.upstream.client import (
+    MAX_ANSWER_BYTES,
+    Answer,
+    Secrets,
+    Upstream,
+    UpstreamError,
+    call,
+)
+from stub.wire import MAX_WRITABLE_DEPTH
 
 RECORDING_CONTEXT = "svc-stub-recorder"
+"""The targeting key the flags are recorded for (and `verify` evaluates with)."""
 NEVER_MATCHED = "svc-stub-recorded-for-no-context"
 """The targeting key a flag the service did not serve to the recording context is kept for."""
-"""The targeting key the flags are recorded for (and `verify` evaluates with)."""
 RECORDED_ORG_KEY = "svc_org_recorded"
 """The placeholder organisation key a recorded `management:` section is served for."""
 RECORDED_CI_READ_KEY = "svc_org_recorded_ci"
 """Its org:ci-read placeholder, when a ci-read key was given."""
+PLACEHOLDERS = (RECORDED_ORG_KEY, RECORDED_CI_READ_KEY)
+"""Keys svc-stub writes itself: no secret, so never scrubbed."""
+MAX_VALUE_DEPTH = MAX_WRITABLE_DEPTH - 4
+"""The deepest value a fixture file can hold and svc-stub serve (an answer wraps it)."""
+
+FLAGS_SPELLINGS = ("/flags/?v=2", "/flags?v=2", "/flags/?v=4")
+DEFINITIONS_SPELLINGS = (
+    "/flags/definitions?token={key}&send_cohorts",
+    "/api/feature_flag/local_evaluation/?token={key}&send_cohorts",
+    "/api/feature_flag/local_evaluation?token={key}",
+)
+"""Every spelling of the legacy vendor reads a published client sends (vendor-routes.md), the
+one current clients use first: the service may serve only some of them."""
 
 _PROJECT_FIELDS = tuple(
     name for name in PROJECT_FIELDS if name not in ("environments", "controlPoints", "edges")
@@ -51,11 +75,40 @@ class Keys(NamedTuple):
     vendor: str | None = None
     """For the legacy vendor routes (else the runtime key)."""
 
+    def secrets(self) -> Secrets:
+        """What no answer kept from the service may repeat: these keys, and any of a family."""
+        return Secrets(self, keep=PLACEHOLDERS)
+
 
 class Recording(NamedTuple):
     document: dict[str, Any]
     notes: list[str]
-    """What was left out, and why, for the file's header."""
+    """What was left out, and why, and which spellings the service answered, for the file's
+    header (service values in it already written by `_quoted`)."""
+
+
+class Service(NamedTuple):
+    """The service as record reads it: every answer bounded in size and scrubbed of keys as
+    it arrives, so nothing after this can write one."""
+
+    client: aiohttp.ClientSession
+    upstream: Upstream
+    secrets: Secrets
+    max_answer_bytes: int = MAX_ANSWER_BYTES
+
+    async def ask(
+        self, method: str, path: str, key: str | None = None, body: bytes | None = None
+    ) -> Answer:
+        answer = await call(
+            self.client,
+            self.upstream,
+            method,
+            path,
+            key=key,
+            body=body,
+            max_bytes=self.max_answer_bytes,
+        )
+        return self.secrets.answer(answer)
 
 
 async def recorded(
@@ -64,23 +117,25 @@ async def recorded(
     keys: Keys,
     flag_keys: Sequence[str] = (),
     targeting_key: str = RECORDING_CONTEXT,
+    *,
+    max_answer_bytes: int = MAX_ANSWER_BYTES,
 ) -> Recording:
+    service = Service(client, upstream, keys.secrets(), max_answer_bytes)
     notes: list[str] = []
-    flags = await _flags(client, upstream, keys.runtime, flag_keys, targeting_key, notes)
+    flags = await _flags(service, keys.runtime, flag_keys, targeting_key, notes)
     document: dict[str, Any] = {"flags": flags}
-    vendor = await _vendor(client, upstream, keys.vendor or keys.runtime, targeting_key, notes)
+    vendor = await _vendor(service, keys.vendor or keys.runtime, targeting_key, notes)
     if vendor:
         document["vendor"] = vendor
     if keys.org is not None:
         document["management"] = await _management(
-            client, upstream, keys.org, notes, ci_read=keys.ci_read is not None
+            service, keys.org, notes, ci_read=keys.ci_read is not None
         )
     return Recording(document, notes)
 
 
 async def _flags(
-    client: aiohttp.ClientSession,
-    upstream: Upstream,
+    service: Service,
     key: str,
     flag_keys: Sequence[str],
     targeting_key: str,
@@ -89,7 +144,7 @@ async def _flags(
     asked: dict[str, Any] = {"targetingKey": targeting_key}
     if flag_keys:
         asked["flagKeys"] = list(flag_keys)
-    answer = await _read(client, upstream, "POST", "/v1/flags/evaluate", key, asked)
+    answer = await _read(service, "POST", "/v1/flags/evaluate", key, asked)
     decisions = answer.get("decisions")
     if not isinstance(decisions, list):
         raise UpstreamError("POST /v1/flags/evaluate answered without a `decisions` list")
@@ -101,31 +156,68 @@ async def _flags(
         if fixture is None:  # it exists, but not for this context: so it stays for the stub
             fixture = {"type": "boolean", "value": False, "matchTargetingKey": NEVER_MATCHED}
             notes.append(
-                f"{decision['flagKey']}: the service did not serve it to this context (reason "
-                f"{decision.get('reason')}); recorded as a flag that matches no context"
+                f"flag {_quoted(decision['flagKey'])}: the service did not serve it to this "
+                f"context (reason {_quoted(decision.get('reason'))}); recorded as a flag that "
+                "matches no context"
             )
+        for member in ("value", "payload"):
+            where = f"POST /v1/flags/evaluate: flag {_quoted(decision['flagKey'])}'s {member}"
+            _check_depth(fixture.get(member), where)
         flags[decision["flagKey"]] = fixture
     return flags
 
 
-async def _vendor(
-    client: aiohttp.ClientSession, upstream: Upstream, key: str, context: str, notes: list[str]
-) -> dict[str, Any]:
+async def _vendor(service: Service, key: str, context: str, notes: list[str]) -> dict[str, Any]:
     """The legacy vendor routes' answers, verbatim, where the service serves them: the
     definitions document (whose conditions no evaluate answer shows) and `/flags` for the
-    recording context."""
+    recording context, each from the first of its spellings that the service answers."""
     recorded: dict[str, Any] = {}
     asked = orjson.dumps({"api_key": key, "distinct_id": context})
-    flags = await call(client, upstream, "POST", "/flags/?v=2", body=asked)
-    poll = f"/api/feature_flag/local_evaluation?token={key}"
-    definitions = await call(client, upstream, "GET", poll, key=key)
-    for name, answer in (("flags", flags), ("definitions", definitions)):
+    flags = [
+        (f"POST {path}", await service.ask("POST", path, body=asked)) for path in FLAGS_SPELLINGS
+    ]
+    definitions = [
+        (f"GET {path.format(key='...')}", await service.ask("GET", path.format(key=key), key=key))
+        for path in DEFINITIONS_SPELLINGS
+    ]
+    for name, answers in (("flags", flags), ("definitions", definitions)):
+        document = _first_document(name, answers, notes)
+        if document is not None:
+            recorded[name] = document
+    return recorded
+
+
+def _first_document(
+    name: str, answers: list[tuple[str, Answer]], notes: list[str]
+) -> dict[str, Any] | None:
+    """The document of the first spelling the service answered, and a note of what each
+    spelling (as shown: never with the key) was answered."""
+    said = ", ".join(f"{asked} {answer.status}" for asked, answer in answers)
+    for asked, answer in answers:
         document = answer.json()
         if answer.status == 200 and isinstance(document, dict):
-            recorded[name] = document
-        else:
-            notes.append(f"vendor {name}: the service answered {answer.status}; not recorded")
-    return recorded
+            notes.append(f"vendor {name}: recorded from {asked} (the service answered {said})")
+            _check_depth(document, f"{asked}: the document")
+            return document
+    notes.append(f"Not recorded: vendor {name} (the service answered {said})")
+    return None
+
+
+def _check_depth(value: object, what: str) -> None:
+    """UpstreamError, in one line, for a value nested deeper than a fixture file can hold
+    (measured without recursion: a hostile answer nests as deep as its parser allows)."""
+    pending: list[tuple[object, int]] = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        if depth > MAX_VALUE_DEPTH:
+            raise UpstreamError(
+                f"{what} nests more than {MAX_VALUE_DEPTH} levels deep, deeper than svc-stub "
+                "can write or serve; leave it out (record --flag KEY for the others)"
+            )
+        if isinstance(item, dict):
+            pending.extend((member, depth + 1) for member in item.values())
+        elif isinstance(item, list):
+            pending.extend((member, depth + 1) for member in item)
 
 
 def flag_fixture(decision: dict[str, Any]) -> dict[str, Any] | None:
@@ -143,7 +235,8 @@ def flag_fixture(decision: dict[str, Any]) -> dict[str, Any] | None:
         fixture["variant"] = variant
     if decision.get("payload") is not None:
         fixture["payload"] = decision["payload"]
-    metadata = decision.get("flagMetadata") or {}
+    metadata = decision.get("flagMetadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
     version = metadata.get("svc.flagVersion", metadata.get("fireweave.flagVersion"))
     if isinstance(version, int) and not isinstance(version, bool):
         fixture["metadata"] = {"version": version}
@@ -165,15 +258,15 @@ def _type_of(value: object) -> str:
 
 
 async def _management(
-    client: aiohttp.ClientSession, upstream: Upstream, key: str, notes: list[str], ci_read: bool
+    service: Service, key: str, notes: list[str], ci_read: bool
 ) -> dict[str, Any]:
-    whoami = await _read(client, upstream, "GET", "/v1/whoami", key)
-    listed = await _read(client, upstream, "GET", "/v1/projects", key)
+    whoami = await _read(service, "GET", "/v1/whoami", key)
+    listed = await _read(service, "GET", "/v1/projects", key)
     projects = []
     for item in _rows(listed.get("projects"), "GET /v1/projects: projects"):
         if not isinstance(item.get("projectId"), str):
             raise UpstreamError("GET /v1/projects: a project without a projectId")
-        projects.append(await _project(client, upstream, key, item["projectId"]))
+        projects.append(await _project(service, key, item["projectId"]))
     scope = whoami.get("scope")
     principal = {
         "key": RECORDED_ORG_KEY,
@@ -189,24 +282,22 @@ async def _management(
     return {"orgs": {str(whoami.get("orgId", "org_recorded")): org}}
 
 
-async def _project(
-    client: aiohttp.ClientSession, upstream: Upstream, key: str, project_id: str
-) -> dict[str, Any]:
+async def _project(service: Service, key: str, project_id: str) -> dict[str, Any]:
     base = f"/v1/projects/{project_id}"
-    row = (await _read(client, upstream, "GET", base, key)).get("project") or {}
+    row = (await _read(service, "GET", base, key)).get("project") or {}
     project = _kept(row, _PROJECT_FIELDS)
-    listed = await _read(client, upstream, "GET", base + "/environments", key)
+    listed = await _read(service, "GET", base + "/environments", key)
     project["environments"] = [
         _kept(env, _ENVIRONMENT_FIELDS)
         for env in _rows(listed.get("environments"), f"GET {base}/environments")
         if not env.get("synthesised")
     ]
-    points = await _read(client, upstream, "GET", base + "/control-points", key)
+    points = await _read(service, "GET", base + "/control-points", key)
     project["controlPoints"] = [
         _kept(point, CONTROL_POINT_FIELDS)
         for point in _rows(_data(points).get("controlPoints"), f"GET {base}/control-points")
     ]
-    graph = await _read(client, upstream, "GET", base + "/control-points/graph", key)
+    graph = await _read(service, "GET", base + "/control-points/graph", key)
     project["edges"] = [
         _kept(edge, EDGE_FIELDS)
         for edge in _rows(_data(graph).get("edges"), f"GET {base}/control-points/graph")
@@ -233,15 +324,14 @@ def _kept(row: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
 
 
 async def _read(
-    client: aiohttp.ClientSession,
-    upstream: Upstream,
+    service: Service,
     method: str,
     path: str,
     key: str,
     body: object = None,
 ) -> dict[str, Any]:
     sent = None if body is None else orjson.dumps(body)
-    answer: Answer = await call(client, upstream, method, path, key=key, body=sent)
+    answer = await service.ask(method, path, key=key, body=sent)
     document = answer.json()
     if answer.status != 200:
         raise UpstreamError(f"{method} {path} answered {answer.status}: {_said(document)}")
@@ -261,12 +351,25 @@ def _said(document: object) -> str:
     return "not JSON"
 
 
+def _quoted(value: object) -> str:
+    """A value of the service's in the header, on one line that no value can end: a string
+    written by the YAML emitter double-quoted (a newline, or any line break YAML knows, is
+    escaped), anything else as ASCII JSON. So nothing the service says becomes YAML."""
+    import yaml
+
+    if not isinstance(value, str):
+        return json.dumps(value, ensure_ascii=True)
+    text = yaml.safe_dump(value, default_style='"', allow_unicode=False, width=2**31)
+    return text.removesuffix("\n...\n").strip()
+
+
 def fixture_text(recording: Recording, upstream: Upstream, context: str) -> str:
     """The fixture file: a header that says what it is and where keys go, then YAML."""
     import yaml
 
     header = [
-        f"# Recorded by `svc-stub record` from {upstream.shown}, for targetingKey {context!r}.",
+        f"# Recorded by `svc-stub record` from {upstream.shown}, for targetingKey "
+        f"{_quoted(context)}.",
         "# Each flag serves what the service answered that context, to every context.",
         "# Keys are never recorded. Runtime and vendor routes take any non-empty key unless you",
         "# list yours (svc-stub --api-key, or a keys: section).",
@@ -276,6 +379,13 @@ def fixture_text(recording: Recording, upstream: Upstream, context: str) -> str:
             f"# The management plane takes {RECORDED_ORG_KEY} (and {RECORDED_CI_READ_KEY} where"
         )
         header.append("# listed): replace them below with the keys your tool sends, or send these.")
-    header += [f"# Not recorded: {note}" for note in recording.notes]
+    header += [f"# {note}" for note in recording.notes]
     body = yaml.safe_dump(recording.document, sort_keys=False, allow_unicode=True, width=100)
+    if any(breaking in body for breaking in _UNICODE_LINE_BREAKS):
+        body = yaml.safe_dump(recording.document, sort_keys=False, allow_unicode=False, width=100)
     return "\n".join(header) + "\n" + body
+
+
+_UNICODE_LINE_BREAKS = ("\x85", "\u2028", "\u2029")
+"""Line breaks to a YAML reader that PyYAML writes as they are with `allow_unicode`: inside a
+quoted value they would be read back as a space, so a file holding one is written escaped."""

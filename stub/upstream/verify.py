@@ -1,7 +1,8 @@
 """`svc-stub verify`: the same probes sent to the real service and to svc-stub, and their answers
 compared: the status, the headers clients read, the JSON shape everywhere (members, types,
 nesting, envelopes, error codes) and, where the stub serves what was recorded from this
-service, the values. Probes are data (`PROBES`); ids and timestamps compare by shape."""
+service, the values. Probes are data (`PROBES`); ids and timestamps compare by shape. Every
+answer is scrubbed of keys as it arrives, so no line, report or baseline can repeat one."""
 
 from __future__ import annotations
 
@@ -13,9 +14,12 @@ from typing import Any, Literal, NamedTuple
 import aiohttp
 import orjson
 
-from stub.keys import redacted
-from stub.upstream.client import Answer, Upstream, call
-from stub.upstream.record import RECORDING_CONTEXT
+from stub.upstream.client import MAX_ANSWER_BYTES, Answer, Secrets, Upstream, call
+from stub.upstream.record import (
+    DEFINITIONS_SPELLINGS,
+    FLAGS_SPELLINGS,
+    RECORDING_CONTEXT,
+)
 
 KeyRole = Literal[
     "runtime",
@@ -67,6 +71,7 @@ def _evaluate(name: str, body: dict[str, Any]) -> Probe:
 CONTEXT = {"targetingKey": RECORDING_CONTEXT}
 SIGNAL = {"type": "signal", "targetingKey": RECORDING_CONTEXT, "name": "svc-stub-verify"}
 SCRATCH = "/v1/projects/{scratch}"
+VENDOR_FLAGS = {"api_key": "{vendor-key}", "distinct_id": RECORDING_CONTEXT}
 
 PROBES: tuple[Probe, ...] = (
     _evaluate("one-flag", {**CONTEXT, "flagKeys": ["{flag}"]}),
@@ -76,7 +81,8 @@ PROBES: tuple[Probe, ...] = (
     *(_evaluate(f"type-{kind}", {**CONTEXT, "flagKeys": [f"{{flag:{kind}}}"]}) for kind in TYPES),
     _evaluate("no-targeting-key", {"flagKeys": ["{flag}"]}),
     Probe("evaluate/malformed-body", "POST", "/v1/flags/evaluate", "runtime", Raw(b"{not json")),
-    Probe("capture/valid", "POST", "/v1/capture", "runtime", {"events": [SIGNAL]}),
+    # A valid batch is stored by the service for good (no route removes it): a write.
+    Probe("capture/valid", "POST", "/v1/capture", "runtime", {"events": [SIGNAL]}, writes=True),
     Probe("capture/empty", "POST", "/v1/capture", "runtime", {"events": []}),
     Probe("capture/bad", "POST", "/v1/capture", "runtime", {"events": "not a list"}),
     Probe("auth/runtime-no-key", "POST", "/v1/flags/evaluate", "none", CONTEXT),
@@ -85,28 +91,29 @@ PROBES: tuple[Probe, ...] = (
     Probe("auth/management-no-key", "GET", "/v1/whoami", "none"),
     Probe("auth/management-unknown-key", "GET", "/v1/whoami", "unknown-org"),
     Probe("auth/runtime-key-on-management", "GET", "/v1/whoami", "runtime-on-management"),
-    Probe(
-        "vendor/flags",
-        "POST",
-        "/flags/?v=2",
-        "none",
-        {"api_key": "{vendor-key}", "distinct_id": RECORDING_CONTEXT},
-        vendor=True,
+    *(
+        Probe(name, "POST", path, "none", VENDOR_FLAGS, vendor=True)
+        for name, path in zip(
+            ("vendor/flags", "vendor/flags-no-slash", "vendor/flags-v4"),
+            FLAGS_SPELLINGS,
+            strict=True,
+        )
     ),
-    Probe(
-        "vendor/batch",
-        "POST",
-        "/batch/",
-        "none",
-        {"api_key": "{vendor-key}", "batch": []},
-        vendor=True,
+    *(
+        Probe(name, "POST", path, "none", {"api_key": "{vendor-key}", "batch": []}, vendor=True)
+        for name, path in (("vendor/batch", "/batch/"), ("vendor/batch-no-slash", "/batch"))
     ),
-    Probe(
-        "vendor/definitions",
-        "GET",
-        "/api/feature_flag/local_evaluation?token={vendor-key}",
-        "vendor",
-        vendor=True,
+    *(
+        Probe(name, "GET", path.format(key="{vendor-key}"), "vendor", vendor=True)
+        for name, path in zip(
+            (
+                "vendor/definitions",
+                "vendor/definitions-local-evaluation-slash",
+                "vendor/definitions-local-evaluation",
+            ),
+            DEFINITIONS_SPELLINGS,
+            strict=True,
+        )
     ),
     Probe("management/whoami", "GET", "/v1/whoami", "org"),
     Probe("management/projects", "GET", "/v1/projects", "org"),
@@ -174,6 +181,9 @@ class Side(NamedTuple):
     """runtime, org, vendor, ci-read: the ones this side has."""
     known: dict[str, Any]
     """{flag}, {project} and the like (discovered on the upstream), and captured ids."""
+    secrets: Secrets = Secrets(())
+    """Taken out of every answer as it arrives."""
+    max_answer_bytes: int = MAX_ANSWER_BYTES
 
 
 class Kind(str):
@@ -311,7 +321,7 @@ async def _probe(
         return Outcome(probe, "skipped", why=missing)
     theirs = await _send(client, upstream, probe)
     if probe.vendor and theirs.status == 404:
-        return Outcome(probe, "skipped", why="the upstream does not serve this vendor route")
+        return Outcome(probe, "skipped", why="the upstream does not serve this spelling (404)")
     ours = await _send(client, stub, probe)
     for side, answer in ((upstream, theirs), (stub, ours)):
         _remember(probe, side, answer)
@@ -333,14 +343,27 @@ def _missing(probe: Probe, upstream: Side, stub: Side, writes: bool) -> str:
         if role is not None and role not in side.keys:
             return f"no {role} key for the {side.name}"
     for name in _placeholders(probe):
-        if name in ("scratch", "env", "slug", "vendor-key"):
-            continue
-        if name not in upstream.known:
+        if name in _CAPTURED_BY:
+            unfilled = _unfilled(name, upstream, stub)
+            if unfilled:
+                return unfilled
+        elif name not in ("slug", "vendor-key") and name not in upstream.known:
             return f"the upstream serves no {name.replace(':', ' of type ')}"
     return ""
 
 
+def _unfilled(name: str, upstream: Side, stub: Side) -> str:
+    """Why an id captured from an earlier answer is missing on a side ('' when it is not):
+    a probe never sends a placeholder as it is written (`/v1/projects/{scratch}`)."""
+    for side in (upstream, stub):
+        if name not in side.known:
+            return f"no {{{name}}} on the {side.name}: {_CAPTURED_BY[name]} did not make one"
+    return ""
+
+
 _PLACEHOLDER = re.compile(r"\{([a-z-]+(?::[a-z]+)?)\}")
+_CAPTURED_BY = {probe.capture[0]: probe.name for probe in PROBES if probe.capture is not None}
+"""Each id a probe remembers from its answer (`{scratch}`), by the probe that does."""
 
 
 def _placeholders(probe: Probe) -> Iterator[str]:
@@ -355,7 +378,11 @@ async def _send(client: aiohttp.ClientSession, side: Side, probe: Probe) -> Answ
     else:
         sent = None if body is None else orjson.dumps(_filled(body, side))
     path = _filled(probe.path, side)
-    return await call(client, side.base, probe.method, path, key=_key(probe.key, side), body=sent)
+    key = _key(probe.key, side)
+    answer = await call(
+        client, side.base, probe.method, path, key=key, body=sent, max_bytes=side.max_answer_bytes
+    )
+    return side.secrets.answer(answer)
 
 
 def _key(role: KeyRole, side: Side) -> str | None:
@@ -521,14 +548,6 @@ def _type_of(value: object) -> str:
 def _shown(value: object) -> str:
     text = str(value) if isinstance(value, Kind) else orjson.dumps(value).decode()
     return text if len(text) <= 80 else text[:77] + "..."
-
-
-def scrubbed(text: str, secrets: Sequence[str]) -> str:
-    """Any key that could have been echoed, shown by its family only."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, redacted(secret))
-    return text
 
 
 def summary(outcomes: Sequence[Outcome]) -> str:
