@@ -65,18 +65,28 @@ KEY_PREFIXES = tuple(prefix for prefix, _ in _PREFIXES)
 """How every key of a known family begins: what a redaction looks for in free text."""
 
 
-_KEY_IN_PATH = re.compile(
-    r"(?<![A-Za-z0-9_])(" + "|".join(re.escape(prefix) for prefix in KEY_PREFIXES) + r")[^/?#]+"
-)
+NOT_IN_A_WORD = r"(?<![A-Za-z0-9_])"
+"""Before a key's prefix: a word's own `phs_` (`graphs_count`) is no key."""
+PREFIX_GROUP = "(" + "|".join(re.escape(prefix) for prefix in KEY_PREFIXES) + ")"
+KEY_IN_TEXT = NOT_IN_A_WORD + PREFIX_GROUP + r"[A-Za-z0-9._~+/=_-]+"
+"""A key of a known family in free text (group 1: its prefix), for every redaction to compile
+as it needs (bytes or text, any case)."""
+_KEY_IN_PATH = re.compile(NOT_IN_A_WORD + PREFIX_GROUP + r"[^/?#]+")
 """A key of a known family in a path, ending with its segment."""
+
+
+def without_keys(text: str, keys: Iterable[str]) -> str:
+    """`text` with each of `keys` (given, not found: a request's own) reduced to its family."""
+    for key in keys:
+        if key:
+            text = text.replace(key, redacted(key))
+    return text
 
 
 def redacted_path(path: str, presented: Iterable[str] = ()) -> str:
     """A path with the keys in it reduced to their family: of a known family, or one of
     `presented` (the request's own, which a client may have put in its URL)."""
-    for key in presented:
-        if key:
-            path = path.replace(key, redacted(key))
+    path = without_keys(path, presented)
     return _KEY_IN_PATH.sub(lambda m: m[1] + REDACTED, path) if "_" in path else path
 
 

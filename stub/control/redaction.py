@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from stub.keys import KEY_PREFIXES, REDACTED, redacted, redacted_path
+from stub.keys import KEY_IN_TEXT, NOT_IN_A_WORD, REDACTED, redacted, redacted_path, without_keys
 from stub.state import RawHeaders
 from stub.wire import SECRET_QUERY_KEYS
 
@@ -22,15 +22,11 @@ _COOKIES = frozenset({"cookie"})
 _BODY_KEYS = frozenset({"api_key", "token"})
 """Where posthog puts the project key in a body (not `key`: a control point's name)."""
 
-_PREFIXED = (
-    r"(?<![A-Za-z0-9_])("  # a word's own `phs_` (`graphs_count`) is no key
-    + "|".join(re.escape(prefix) for prefix in KEY_PREFIXES)
-    + r")[A-Za-z0-9._~+/=_-]+"  # `_` too: `svc_org_acme_admin` is one key
-)
-_PREFIXED_KEY = re.compile(_PREFIXED.encode())
-_PREFIXED_KEY_TEXT = re.compile(_PREFIXED)
-_KEY_IN_NAME = re.compile(_PREFIXED.removeprefix(r"(?<![A-Za-z0-9_])"), re.IGNORECASE)
+_PREFIXED_KEY = re.compile(KEY_IN_TEXT.encode())
+_PREFIXED_KEY_TEXT = re.compile(KEY_IN_TEXT)
 """A key of a known family, wherever it is."""
+_KEY_IN_NAME = re.compile(KEY_IN_TEXT.removeprefix(NOT_IN_A_WORD), re.IGNORECASE)
+"""A key glued into a header's name: no word of a name ends in a key's prefix."""
 
 _QUERY_KEY_TEXT = re.compile(
     r"([?&](?:" + "|".join(sorted(SECRET_QUERY_KEYS)) + r")=)([^&#\s]*)", re.IGNORECASE
@@ -116,9 +112,7 @@ def answer(
 
 
 def _echoes_removed(text: str, keys: list[str]) -> str:
-    for key in keys:
-        text = text.replace(key, redacted(key))
-    return _in_text(text)
+    return _in_text(without_keys(text, keys))
 
 
 def _header_keys(raw: RawHeaders) -> Iterator[str]:

@@ -18,7 +18,7 @@ import orjson
 from yarl import URL
 
 from stub.config import is_loopback
-from stub.keys import KEY_PREFIXES, REDACTED, Family, family_of, redacted
+from stub.keys import KEY_IN_TEXT, REDACTED, Family, family_of, redacted
 
 CONNECT_TIMEOUT_S = 5.0
 ANSWER_TIMEOUT_S = 30.0
@@ -221,12 +221,7 @@ async def _bounded(answer: aiohttp.ClientResponse, max_bytes: int, asked: str) -
     return bytes(received)
 
 
-_FAMILY_KEY = re.compile(
-    r"(?<![A-Za-z0-9_])("  # a word's own `phs_` (`graphs_count`) is no key
-    + "|".join(re.escape(prefix) for prefix in KEY_PREFIXES)
-    + r")[A-Za-z0-9._~+/=_-]+",
-    re.IGNORECASE,
-)
+_FAMILY_KEY = re.compile(KEY_IN_TEXT, re.IGNORECASE)
 """A key of a known family, in any case (an error page may upper-case what it echoes)."""
 MIN_CUT_KEY = 8
 """The shortest piece of a given key, cut short at the end of a value, still taken for it: a
