@@ -17,7 +17,7 @@ def on_page_markdown(markdown: str, **_: Any) -> str:
 def environment_table() -> str:
     """One row per variable: the commands that read it and the option it stands for."""
     from stub.cli import command
-    from stub.conformance.cli import command as conformance
+    from stub.conformance.commands import command as conformance
     from stub.upstream.commands import record, verify
 
     read: dict[str, list[str]] = {}

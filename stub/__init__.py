@@ -36,7 +36,7 @@ _HOMES = {
     "load_fixture_paths": "stub.fixtures",
     "parse_fixture_document": "stub.fixtures",
     "StubConfig": "stub.config",
-    "StubProcess": "stub.testing.process",
+    "StubProcess": "stub.process",
     "create_app": "stub.app",
 }
 
@@ -45,8 +45,8 @@ if TYPE_CHECKING:
     from stub.client import ArmOptions, AsyncStubClient, StubClient
     from stub.config import StubConfig
     from stub.fixtures import FixtureSet, load_fixture_paths, parse_fixture_document
+    from stub.process import StubProcess
     from stub.runtime.flags import Flag
-    from stub.testing.process import StubProcess
     from stub.validation import FixtureError
 
 

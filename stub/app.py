@@ -12,7 +12,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from stub.config import StubConfig
-from stub.control import namespaces as registry
+from stub.control import namespace_routes
 from stub.control import routes as control
 from stub.control.access import ControlAccess
 from stub.cors import ORIGIN, REQUEST_METHOD, allow_any_origin, is_preflight, preflight_answer
@@ -29,7 +29,6 @@ from stub.namespaces import (
     is_name,
     prefix_aware,
 )
-from stub.posthog_routes import routes as vendor
 from stub.route_declaration import declaration_of
 from stub.runtime import routes as runtime
 from stub.serving import (
@@ -42,6 +41,7 @@ from stub.serving import (
     unmatched,
 )
 from stub.upstream.proxy import Forwarding, forwarding, upstream_session
+from stub.vendor import routes as vendor
 from stub.watch import watching
 from stub.wire import ApiError, ErrorBody, request_value, runtime_error_body
 
@@ -93,11 +93,11 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
             for spelling in (path, path + "/") if plane.trailing_slash else (path,):
                 for method, handler in handlers.items():
                     _add(app, paths, method, spelling, handler, plane)
-    for table in (control.routes, registry.routes, inspector.routes):
+    for table in (control.routes, namespace_routes.routes, inspector.routes):
         for route in _defs(table):
             handler = route.handler
             name = route.kwargs["name"]
-            if table is not registry.routes and name not in _NO_NAMESPACE:
+            if table is not namespace_routes.routes and name not in _NO_NAMESPACE:
                 creates = table is control.routes and name not in control.WATCHING
                 handler = in_namespace(namespaces, handler, creates=creates)
             token = config.control_token

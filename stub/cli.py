@@ -26,15 +26,16 @@ from stub.config import (
     DEFAULT_NAMESPACE_MAX_RECORDED,
     DEFAULT_PORT,
     StubConfig,
+    Upstream,
     is_loopback,
 )
 from stub.control.access import BadSetting, host_setting, origin_setting
+from stub.process import ready_line
 from stub.rate_limit import is_rate
 from stub.server import ListenError, serve
-from stub.upstream.client import Upstream, UpstreamError, tls_context, upstream_of
+from stub.upstream.transport import UpstreamError, tls_context, upstream_of
 from stub.validation import FixtureError
 
-READY_LINE = "svc-stub listening on {url}"
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -287,7 +288,7 @@ def command(
     _allow_many_connections()
 
     def ready(port: int) -> None:
-        print(READY_LINE.format(url=_url(config.host, port)), flush=True)
+        print(ready_line(_url(config.host, port)), flush=True)
         if generated_token:
             print(f"svc-stub control token: {config.control_token}", flush=True)
 
@@ -365,7 +366,7 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: configuration and usage errors are one line on stderr and exit code 2."""
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["conformance"]:  # its own command, imported only when asked for
-        from stub.conformance.cli import main as conformance
+        from stub.conformance.commands import main as conformance
 
         conformance(args[1:])
         return

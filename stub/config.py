@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import ipaddress
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-if TYPE_CHECKING:
-    from stub.upstream.client import Upstream
+from yarl import URL
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 3901
@@ -19,6 +18,27 @@ DEFAULT_MAX_RECORDED_IN_NAMESPACES = 50_000
 DEFAULT_MAX_RECORDED_BYTES = 128 * 1024 * 1024
 DEFAULT_MAX_UPSTREAM_IN_FLIGHT_BYTES = 256 * 1024 * 1024
 """Four of the largest answer relayed (64 MiB): what proxy mode holds of answers at once."""
+
+
+class Upstream(NamedTuple):
+    """Where the real service is, checked (`upstream_of`), and how to trust it."""
+
+    url: URL
+    """Its base address, without a trailing slash: a path prefix is kept."""
+    ca_bundle: Path | None = None
+
+    @property
+    def shown(self) -> str:
+        """The address for messages: scheme, host and port only (a path may carry a token)."""
+        return str(self.url.origin())
+
+    def address(self, path: str, query: str) -> URL:
+        """The upstream address of a request for `path?query` (both as sent, encoded): always
+        on the upstream's host, under its path (a path is never resolved as a reference, so
+        `//host/...` stays a path; dot segments are refused before this, see `dot_segments`)."""
+        base = self.url.raw_path.rstrip("/")
+        target = self.url.with_path(base + path, encoded=True)
+        return URL(f"{target}?{query}", encoded=True) if query else target
 
 
 class StubConfig(NamedTuple):

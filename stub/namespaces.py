@@ -22,8 +22,8 @@ from aiohttp.web_protocol import RequestHandler
 from yarl import URL
 
 from stub.config import StubConfig
-from stub.control.recording import Tally
 from stub.fixtures import FixtureSet
+from stub.recording import Tally
 from stub.state import Served, StubState
 from stub.wire import ApiError, presented_key, read_json_object, request_value
 

@@ -287,3 +287,29 @@ def check_api_key(key: str, accepted: Collection[str], hint: str = RUNTIME_KEY_H
             "UNAUTHORIZED",
             "API key not accepted by this stub (see --api-key and the fixtures' keys.accepted)",
         )
+
+
+MAX_WAIT_MS = 60_000
+"""The longest a control-plane long-poll (`?waitMs=`) may wait."""
+
+
+def query_int(request: web.Request, name: str, maximum: int | None = None) -> int | None:
+    raw = request.query.get(name)
+    if raw is None:
+        return None
+    if not is_count(raw) or (maximum is not None and int(raw) > maximum):
+        limit = f" up to {maximum}" if maximum is not None else ""
+        raise invalid_body(f"{name}: expected a non-negative integer{limit}, got {raw!r}")
+    return int(raw)
+
+
+def is_count(raw: str) -> bool:
+    """ASCII digits only: str.isdigit() also says yes to '²', which int() refuses."""
+    return raw.isascii() and raw.isdigit()
+
+
+def query_flag(request: web.Request, name: str) -> bool:
+    raw = request.query.get(name, "false").lower()
+    if raw not in ("true", "1", "false", "0"):
+        raise invalid_body(f"{name}: expected true or false, got {raw!r}")
+    return raw in ("true", "1")

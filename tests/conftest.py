@@ -20,7 +20,7 @@ from aiohttp.web import Application
 from fireweave import FireweaveClient, FireweaveRemoteAdapter, FireweaveRuntime
 
 from stub import StubConfig, create_app
-from stub.testing.process import StubProcess
+from stub.process import StubProcess
 
 AiohttpClient = Callable[[Application], Awaitable[TestClient[Any, Any]]]
 AUTH = {"Authorization": "Bearer test-key"}

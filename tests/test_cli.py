@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SpawnedStub, spawn_stub
-from stub.testing.process import READY_PREFIX
+from stub.process import url_of
 
 STUB = [sys.executable, "-m", "stub"]
 
@@ -65,9 +65,9 @@ class TestReadyLine:
         )
         try:
             assert process.stdout is not None
-            line = process.stdout.readline()
-            assert line.startswith(READY_PREFIX)
-            stub = SpawnedStub(process, line[len(READY_PREFIX) :].strip())
+            url = url_of(process.stdout.readline())
+            assert url is not None
+            stub = SpawnedStub(process, url)
             assert evaluate(stub, "checkout-v2")["value"] == "treatment-b"
         finally:
             process.terminate()

@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from conftest import SpawnedStub, free_port, spawn_stub
+from stub.process import url_of
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -36,7 +37,6 @@ def docs_text() -> str:
 
 
 SEPARATOR = "@@svc-stub-step@@"
-READY = "svc-stub listening on "
 
 
 @dataclass
@@ -226,7 +226,8 @@ class TestTheTwoCommands:
         )
         try:
             assert process.stdout is not None
-            url = process.stdout.readline().removeprefix(READY).strip()
+            url = url_of(process.stdout.readline())
+            assert url is not None
             with urllib.request.urlopen(url + "/_test/fixtures", timeout=10) as answer:
                 assert "checkout-v2" in json.load(answer)["flags"]  # the shipped default set
         finally:
@@ -287,7 +288,7 @@ def run_as_a_script(block: str) -> tuple[list[tuple[Step, Any]], str]:
     done = bash(_with_separators(block))
     assert done.returncode == 0, done.stderr
     said = "\n".join(  # a background stub's ready line lands wherever it lands
-        line for line in done.stdout.splitlines() if not line.startswith(READY)
+        line for line in done.stdout.splitlines() if url_of(line) is None
     )
     outputs = [_parsed(out) for out in said.split(SEPARATOR)]
     shown = zip(steps(block), outputs, strict=False)

@@ -11,9 +11,9 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from conftest import AUTH
+from raw_socket import raw_exchange
 from stub.faults.arming import SELECTORS
 from stub.faults.modes import FAULTS, FaultMode
-from wire import raw_exchange
 
 EVALUATE = "/v1/flags/evaluate"
 BODY = {"targetingKey": "u1", "flagKeys": ["new-checkout"]}

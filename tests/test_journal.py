@@ -23,7 +23,7 @@ from stub import StubConfig, create_app
 from stub.client import StubClient
 from stub.control.journal import RENDERED_AT_ONCE, rendered_in_turns
 from stub.state import MAX_RECORDED_HEADER_BYTES, MAX_RECORDED_HEADERS, RequestRecord
-from stub.upstream.client import upstream_of
+from stub.upstream.transport import upstream_of
 
 EVALUATE = "/v1/flags/evaluate"
 

@@ -31,7 +31,7 @@ from hypothesis import Phase, event, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
-from stub.testing.process import StubProcess
+from stub.process import StubProcess
 
 # ---------------------------------------------------------------------------------------------
 # The stub and a blocking client

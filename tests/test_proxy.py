@@ -30,7 +30,7 @@ from stub import StubConfig, create_app
 from stub.client import StubClient
 from stub.faults.modes import FaultMode
 from stub.upstream import proxy as proxy_module
-from stub.upstream.client import upstream_of
+from stub.upstream.transport import upstream_of
 
 KEY = "project-api-key_staging"
 VENDOR_KEY = "phc_staging"

@@ -27,7 +27,7 @@ import pytest
 
 from stub.client import StubClient, StubError
 from stub.config import DEFAULT_PORT
-from stub.testing.process import StubProcess
+from stub.process import StubProcess
 from stub.testing.pytest_plugin import TOKEN_VARIABLE, URL_VARIABLE
 
 pytest_plugins = ["pytester"]

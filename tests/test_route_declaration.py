@@ -13,7 +13,6 @@ from aiohttp.test_utils import make_mocked_request
 from stub import StubConfig
 from stub.fixtures import DEFAULT_SET, load_fixture_paths
 from stub.namespaces import Namespaces
-from stub.posthog_routes import routes as vendor
 from stub.route_declaration import (
     BODY_KEY,
     DECLARED,
@@ -24,6 +23,7 @@ from stub.route_declaration import (
 )
 from stub.runtime import routes as runtime
 from stub.state import StubState
+from stub.vendor import routes as vendor
 from stub.wire import presented_key
 
 DECLARED_ROUTES = [

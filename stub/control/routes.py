@@ -15,16 +15,20 @@ from stub.fixtures import FixtureSet, built_off_loop, parse_fixture_document, pa
 from stub.keys import parse_limits
 from stub.management.seed import ManagementSeed, parse_management
 from stub.namespaces import NAMESPACES, base_url
-from stub.posthog_routes.documents import fixtures_from_vendor_flags
 from stub.state import RequestRecord, Served, StubState, state_of
 from stub.validation import FixtureError, Where, mapping
+from stub.vendor.documents import fixtures_from_vendor_flags
 from stub.wire import (
+    MAX_WAIT_MS,
     ApiError,
     encoded_response,
     invalid_body,
     invalid_fixtures,
+    is_count,
     json_object,
     json_response,
+    query_flag,
+    query_int,
     read_body,
     read_json_object,
 )
@@ -102,7 +106,7 @@ async def requests(request: web.Request) -> web.Response:
 async def one_request(request: web.Request) -> web.Response:
     """One request in full, by its `seq`: the body it sent, the answer it got, and curl."""
     raw = request.match_info["seq"]
-    wanted = int(raw) if _is_count(raw) else None
+    wanted = int(raw) if is_count(raw) else None
     journal = state_of(request).requests.newest_first()
     found = next((r for r in journal if r[0] == wanted), None)
     if found is None:
@@ -245,7 +249,7 @@ async def disarm_fault(request: web.Request) -> web.Response:
     """Disarm one fault by the `id` its arming answered with."""
     raw = request.match_info["id"]
     state = state_of(request)
-    if not _is_count(raw) or not state.faults.disarm(int(raw)):
+    if not is_count(raw) or not state.faults.disarm(int(raw)):
         raise ApiError(404, "NOT_FOUND", f"id: no armed fault {raw!r} (it may have run out)")
     state.changed()
     return json_response({"ok": True, "armed": state.faults.to_json()})
@@ -283,9 +287,6 @@ def _fixture_document(raw: bytes, sent_as: str) -> object:
     return parse_yaml(text, "body")
 
 
-MAX_WAIT_MS = 60_000
-
-
 async def _wait(request: web.Request, ready: Callable[[], bool]) -> None:
     wait_ms = query_int(request, "waitMs", maximum=MAX_WAIT_MS)
     if wait_ms:
@@ -293,25 +294,3 @@ async def _wait(request: web.Request, ready: Callable[[], bool]) -> None:
         await state.recorded.wait_until(ready, wait_ms / 1000)
         if state.gone is not None:  # what it recorded went with it: say so, not "nothing"
             raise ApiError(410, "NAMESPACE_GONE", f"{state.gone} while this request waited")
-
-
-def query_int(request: web.Request, name: str, maximum: int | None = None) -> int | None:
-    raw = request.query.get(name)
-    if raw is None:
-        return None
-    if not _is_count(raw) or (maximum is not None and int(raw) > maximum):
-        limit = f" up to {maximum}" if maximum is not None else ""
-        raise invalid_body(f"{name}: expected a non-negative integer{limit}, got {raw!r}")
-    return int(raw)
-
-
-def _is_count(raw: str) -> bool:
-    """ASCII digits only: str.isdigit() also says yes to '²', which int() refuses."""
-    return raw.isascii() and raw.isdigit()
-
-
-def query_flag(request: web.Request, name: str) -> bool:
-    raw = request.query.get(name, "false").lower()
-    if raw not in ("true", "1", "false", "0"):
-        raise invalid_body(f"{name}: expected true or false, got {raw!r}")
-    return raw in ("true", "1")

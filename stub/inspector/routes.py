@@ -14,12 +14,11 @@ import orjson
 from aiohttp import web
 
 from stub.control.journal import entry, in_full, rendered_in_turns
-from stub.control.routes import MAX_WAIT_MS, query_flag, query_int
 from stub.faults.modes import FaultMode
 from stub.inspector.view import Cursor, view
 from stub.namespaces import NAMESPACES, Namespaces, base_url, name_of
 from stub.state import StubState, state_of
-from stub.wire import ApiError, json_response
+from stub.wire import MAX_WAIT_MS, ApiError, json_response, query_flag, query_int
 
 routes = web.RouteTableDef()
 

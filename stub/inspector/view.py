@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from stub.control.recording import BoundedLog
 from stub.control.redaction import redacted_document
 from stub.keys import redacted
 from stub.namespaces import Namespaces
+from stub.recording import BoundedLog
 from stub.runtime.flags import Flag
 from stub.state import RequestRecord, StubState
 

@@ -22,8 +22,8 @@ import pytest
 
 import svc_stub_pytest
 from stub.client import AsyncStubClient, StubClient, StubError
+from stub.process import StubProcess
 from stub.testing import shared
-from stub.testing.process import StubProcess
 from svc_stub_pytest import FIXTURES_INI, JOURNAL_OPTION, MARKER, NAMESPACES_INI
 
 URL_VARIABLE = "SVC_STUB_URL"

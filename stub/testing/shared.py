@@ -21,7 +21,7 @@ import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
-from stub.testing.process import PYTHON_M, START_TIMEOUT_S, StubProcess, StubStartError
+from stub.process import PYTHON_M, START_TIMEOUT_S, StubProcess, StubStartError
 
 SUPPORTED = sys.platform != "win32"
 """Sharing needs fcntl's file locks; elsewhere each worker starts its own stub."""

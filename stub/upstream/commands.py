@@ -16,24 +16,24 @@ from typing import Any, NamedTuple, TypeVar
 
 import click
 
+from stub.config import Upstream
 from stub.fixtures import load_fixture_paths
 from stub.keys import redacted
 from stub.management.seed import DEFAULT_KEY, Principal
-from stub.testing.process import StubProcess, StubStartError
-from stub.upstream.client import (
-    MAX_ANSWER_BYTES,
-    Secrets,
-    Upstream,
-    UpstreamError,
-    session,
-    upstream_of,
-)
+from stub.process import StubProcess, StubStartError
 from stub.upstream.record import (
     PLACEHOLDERS,
     RECORDING_CONTEXT,
     Keys,
     fixture_text,
     recorded,
+)
+from stub.upstream.transport import (
+    MAX_ANSWER_BYTES,
+    Secrets,
+    UpstreamError,
+    session,
+    upstream_of,
 )
 from stub.upstream.verify import (
     Accepted,

@@ -26,12 +26,12 @@ from aiohttp import HttpVersion11, hdrs, web
 from aiohttp.typedefs import Handler
 from multidict import CIMultiDict, CIMultiDictProxy
 
+from stub.config import Upstream
 from stub.route_declaration import RouteDeclaration
 from stub.serving import RateLimited
 from stub.state import UPSTREAMED, StubState, Upstreamed, state_of
-from stub.upstream.client import (
+from stub.upstream.transport import (
     MAX_ANSWER_BYTES,
-    Upstream,
     dot_segments,
     failure_reason,
     session,

@@ -14,17 +14,17 @@ from typing import Any, NamedTuple
 import aiohttp
 import orjson
 
+from stub.config import Upstream
 from stub.management.seed import (
     CONTROL_POINT_FIELDS,
     EDGE_FIELDS,
     ENVIRONMENT_FIELDS,
     PROJECT_FIELDS,
 )
-from stub.upstream.client import (
+from stub.upstream.transport import (
     MAX_ANSWER_BYTES,
     Answer,
     Secrets,
-    Upstream,
     UpstreamError,
     call,
 )

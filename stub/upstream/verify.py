@@ -14,12 +14,13 @@ from typing import Any, Literal, NamedTuple
 import aiohttp
 import orjson
 
-from stub.upstream.client import MAX_ANSWER_BYTES, Answer, Secrets, Upstream, call
+from stub.config import Upstream
 from stub.upstream.record import (
     DEFINITIONS_SPELLINGS,
     FLAGS_SPELLINGS,
     RECORDING_CONTEXT,
 )
+from stub.upstream.transport import MAX_ANSWER_BYTES, Answer, Secrets, call
 
 KeyRole = Literal[
     "runtime",

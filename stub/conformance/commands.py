@@ -27,7 +27,7 @@ from stub.conformance.runner import (
     run_cases,
     summary,
 )
-from stub.testing.process import StubProcess, StubStartError
+from stub.process import StubProcess, StubStartError
 
 
 @click.command(

@@ -12,10 +12,21 @@ from collections.abc import Sequence
 from typing import IO, Any
 
 READY_PREFIX = "svc-stub listening on "
+"""The first line a stub prints, once its port is bound; the rest of it is the stub's URL."""
 PYTHON_M = (sys.executable, "-P", "-m")
 """`python -m`, without the working directory first on sys.path (-P): a project's own module
 named `stub` must not be what runs."""
 START_TIMEOUT_S = 30.0
+
+
+def ready_line(url: str) -> str:
+    """What `svc-stub` prints when it is ready, and what `url_of` reads back."""
+    return f"{READY_PREFIX}{url}"
+
+
+def url_of(line: str) -> str | None:
+    """The URL in a ready line; None if the line is not one."""
+    return line[len(READY_PREFIX) :].strip() if line.startswith(READY_PREFIX) else None
 
 
 class StubStartError(RuntimeError):
@@ -60,7 +71,7 @@ class StubProcess:
         finally:
             if log is not None:
                 log.close()
-        return cls(process, line[len(READY_PREFIX) :].strip())
+        return cls(process, line)
 
     @property
     def pid(self) -> int:
@@ -78,17 +89,19 @@ class StubProcess:
 
 
 def _ready_line(process: subprocess.Popen[str], timeout_s: float, log: IO[str] | None) -> str:
+    """The stub's URL, from its ready line; StubStartError with what it said if none came."""
     assert process.stdout is not None
     deadline = time.monotonic() + timeout_s
     # select on the pipe (not a sleep loop): the line arrives the moment the port is bound
     readable, _, _ = select.select([process.stdout], [], [], max(0.0, deadline - time.monotonic()))
     line = process.stdout.readline() if readable else ""
-    if not line.startswith(READY_PREFIX):
+    url = url_of(line)
+    if url is None:
         _stop(process)
         said = _said(process, log)
         reason = said or (f"exit code {process.returncode}" if line == "" else repr(line))
         raise StubStartError(f"svc-stub did not start: {reason}")
-    return line
+    return url
 
 
 def _said(process: subprocess.Popen[str], log: IO[str] | None) -> str:

@@ -17,7 +17,7 @@ import aiohttp
 import orjson
 from yarl import URL
 
-from stub.config import is_loopback
+from stub.config import Upstream, is_loopback
 from stub.keys import KEY_IN_TEXT, REDACTED, Family, family_of, redacted
 
 CONNECT_TIMEOUT_S = 5.0
@@ -31,27 +31,6 @@ spoil it), and a runaway one must not take its memory."""
 class UpstreamError(ValueError):
     """The upstream's address or TLS settings cannot be used (one line, said before any
     connection is made)."""
-
-
-class Upstream(NamedTuple):
-    """Where the real service is, checked (`upstream_of`), and how to trust it."""
-
-    url: URL
-    """Its base address, without a trailing slash: a path prefix is kept."""
-    ca_bundle: Path | None = None
-
-    @property
-    def shown(self) -> str:
-        """The address for messages: scheme, host and port only (a path may carry a token)."""
-        return str(self.url.origin())
-
-    def address(self, path: str, query: str) -> URL:
-        """The upstream address of a request for `path?query` (both as sent, encoded): always
-        on the upstream's host, under its path (a path is never resolved as a reference, so
-        `//host/...` stays a path; dot segments are refused before this, see `dot_segments`)."""
-        base = self.url.raw_path.rstrip("/")
-        target = self.url.with_path(base + path, encoded=True)
-        return URL(f"{target}?{query}", encoded=True) if query else target
 
 
 _DECODINGS_CHECKED = 3

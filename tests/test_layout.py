@@ -1,0 +1,154 @@
+"""The house as the architecture page draws it, read from the code's own imports: floors from
+the shared one up to the commands, imports only down or along a floor, no circle, one name per
+module. A new import that runs back up fails here with the arrow it adds."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "stub"
+
+FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "the shared floor",
+        (
+            "stub.validation", "stub.rate_limit", "stub.keys", "stub.config", "stub.wire",
+            "stub.cors", "stub.recording", "stub.process", "stub.client",
+        ),
+    ),
+    (
+        "the planes' models",
+        ("stub.runtime", "stub.management", "stub.vendor", "stub.faults"),
+    ),
+    ("the fixture sections", ("stub.fixtures",)),
+    ("what fixtures derive", ("stub.vendor.documents",)),  # the vendor's shapes of the flags
+    ("one namespace's state", ("stub.state",)),
+    (
+        "the way in",
+        ("stub.route_declaration", "stub.namespaces", "stub.watch", "stub.serving"),
+    ),
+    (
+        "the routes and tools above serving",
+        (
+            "stub.runtime.routes", "stub.vendor.routes", "stub.management.routes",
+            "stub.control", "stub.inspector", "stub.upstream", "stub.server",
+            "stub.conformance",
+        ),
+    ),
+    ("composition", ("stub.app", "stub.routing")),
+    (
+        "the public API, the commands and the plugin",
+        ("stub", "stub.testing", "stub.cli", "stub.entry", "stub.__main__"),
+    ),
+)  # fmt: skip
+"""Bottom to top; a module is on the floor of the longest name that is it or holds it (`stub`
+holds only itself: a new module must be given a floor). A
+plane's folder spans two floors: its model below state.py (which composes the models) and
+its routes above serving.py (which serves them)."""
+
+ROLES = frozenset({"routes.py", "commands.py"})
+"""File names that say a role each folder has (its routes, its subcommands), not a thing."""
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imported(name: str, path: Path) -> Iterator[str]:
+    """The stub modules a module imports, wherever the import stands (TYPE_CHECKING and
+    function bodies too: a lazy import is still an arrow)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parent, *([base] if base else [])])
+            targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
+        else:
+            continue
+        for target in targets:
+            if target in MODULES and target != name:
+                yield target
+                break
+
+
+ARROWS = sorted(
+    {(name, target) for name, path in MODULES.items() for target in imported(name, path)}
+)
+
+
+def floor_of(module: str) -> int:
+    homes = [
+        (len(home), number)
+        for number, (_, homes_here) in enumerate(FLOORS)
+        for home in homes_here
+        if module == home or (home != "stub" and module.startswith(home + "."))
+    ]
+    assert homes, f"{module} is on no floor: add it to FLOORS and to the architecture page"
+    return max(homes)[1]
+
+
+def test_every_module_has_a_floor() -> None:
+    for module in MODULES:
+        floor_of(module)
+
+
+def test_imports_run_down_or_along_a_floor() -> None:
+    up = [
+        f"{name} ({FLOORS[floor_of(name)][0]}) -> {target} ({FLOORS[floor_of(target)][0]})"
+        for name, target in ARROWS
+        if floor_of(target) > floor_of(name)
+    ]
+    assert up == []
+
+
+def test_no_import_circle() -> None:
+    reach: dict[str, set[str]] = {name: set() for name in MODULES}
+    for name, target in ARROWS:
+        reach[name].add(target)
+    for middle, start, end in itertools.product(MODULES, repeat=3):  # transitive closure
+        if middle in reach[start] and end in reach[middle]:
+            reach[start].add(end)
+    circles = sorted(name for name in MODULES if name in reach[name])
+    assert circles == []
+
+
+def test_one_module_per_name() -> None:
+    """A package counts by its folder's name: `client/` and an `upstream/client.py` are two
+    things under one name."""
+    names = Counter(
+        name.rpartition(".")[2]
+        for name, path in MODULES.items()
+        if path.name not in ROLES and name != "stub"
+    )
+    assert sorted(name for name, count in names.items() if count > 1) == []
+
+
+def test_no_test_helper_shadows_a_stub_module() -> None:
+    """tests/ is on sys.path: a helper named like a module of the package reads as that module."""
+    helpers = {path.stem for path in (ROOT / "tests").glob("*.py")}
+    shadowed = helpers & {name.rpartition(".")[2] for name in MODULES}
+    assert shadowed == set()
+
+
+@pytest.mark.parametrize(
+    ("name", "target"),
+    [("stub.state", "stub.serving"), ("stub.wire", "stub.control.routes")],
+)
+def test_the_floors_catch_an_arrow_up(name: str, target: str) -> None:
+    """The check is not vacuous: these two would be arrows up."""
+    assert floor_of(target) > floor_of(name)
