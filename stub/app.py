@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import difflib
-import re
 import urllib.parse
-from dataclasses import dataclass, field
-from typing import NamedTuple
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
@@ -27,9 +23,10 @@ from stub.namespaces import (
     PREFIXED,
     Namespaces,
     is_name,
-    prefix_aware,
+    strip_prefixes_before_routing,
 )
 from stub.route_declaration import declaration_of
+from stub.routing import Paths, Plane, by_path, route_defs
 from stub.runtime import routes as runtime
 from stub.serving import (
     client_route,
@@ -43,33 +40,13 @@ from stub.serving import (
 from stub.upstream.proxy import Forwarding, forwarding, upstream_session
 from stub.vendor import routes as vendor
 from stub.watch import watching
-from stub.wire import ApiError, ErrorBody, request_value, runtime_error_body
+from stub.wire import ApiError, request_value
 
-
-class _Plane(NamedTuple):
-    """A plane's routes and the envelope its errors (and faults) answer in."""
-
-    routes: web.RouteTableDef
-    error_body: ErrorBody = runtime_error_body
-    trailing_slash: bool = True
-    """Also served with a trailing slash (the runtime and vendor clients send one). The
-    management plane serves the spec's paths exactly: `GET /v1/projects/` from a tool that
-    built the URL from an empty id must be a 404, not the list decoded as an empty row."""
-    rate_limited: bool = True
-    """Its keys are charged against the per-key rate limit (the management plane has none)."""
-    cors: bool = True
-    """Pages on any origin may call it, as a public API's are: the runtime plane (the web
-    client) and the vendor routes (browser SDKs). Not the management plane: its organisation
-    key never belongs in a page, and a page must not drive a developer's stub."""
-
-
-_MANAGEMENT = _Plane(
+_MANAGEMENT = Plane(
     management.routes, management.error_body, trailing_slash=False, rate_limited=False, cors=False
 )
-CLIENT_PLANES = (_Plane(runtime.routes), _Plane(vendor.routes), _MANAGEMENT)
-_UNCLAIMED = _Plane(web.RouteTableDef())
-"""What a path no plane claims answers as: the runtime envelope, to any origin."""
-_CONTROL = _Plane(web.RouteTableDef(), cors=False)
+CLIENT_PLANES = (Plane(runtime.routes), Plane(vendor.routes), _MANAGEMENT)
+_CONTROL = Plane(web.RouteTableDef(), cors=False)
 """The test-control plane (and /health): its own rules for pages (control/access.py)."""
 
 
@@ -80,12 +57,12 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
     namespaces = Namespaces(config, fixtures)
     app = web.Application(client_max_size=config.max_body_bytes)
     app[NAMESPACES] = namespaces
-    _strip_namespace_prefixes(app)
+    strip_prefixes_before_routing(app)
     forward = _forwarding(app, config)
-    paths = _Paths()
+    paths = Paths()
     access = ControlAccess(config.allow_origins, config.allow_hosts, paths.allowed)
     for plane in CLIENT_PLANES:
-        for path, routes in _by_path(plane.routes).items():
+        for path, routes in by_path(plane.routes).items():
             handlers = {
                 route.method: _client_route(namespaces, route, plane, forward) for route in routes
             }
@@ -94,7 +71,7 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
                 for method, handler in handlers.items():
                     _add(app, paths, method, spelling, handler, plane)
     for table in (control.routes, namespace_routes.routes, inspector.routes):
-        for route in _defs(table):
+        for route in route_defs(table):
             handler = route.handler
             name = route.kwargs["name"]
             if table is not namespace_routes.routes and name not in _NO_NAMESPACE:
@@ -140,7 +117,7 @@ def selector_of(route_name: str) -> str:
 
 
 def _client_route(
-    namespaces: Namespaces, route: web.RouteDef, plane: _Plane, forward: Forwarding | None
+    namespaces: Namespaces, route: web.RouteDef, plane: Plane, forward: Forwarding | None
 ) -> Handler:
     name = route.kwargs["name"]
     return client_route(
@@ -154,113 +131,19 @@ def _client_route(
     )
 
 
-def _defs(table: web.RouteTableDef) -> list[web.RouteDef]:
-    return [route for route in table if isinstance(route, web.RouteDef)]
-
-
-def _by_path(table: web.RouteTableDef) -> dict[str, list[web.RouteDef]]:
-    """Routes grouped by path, so each path's methods are added one after another and aiohttp
-    keeps them in one resource: a request then tests one pattern per path, not one per route."""
-    grouped: dict[str, list[web.RouteDef]] = {}
-    for route in _defs(table):
-        grouped.setdefault(route.path, []).append(route)
-    return grouped
-
-
 def _add(
     app: web.Application,
-    paths: _Paths,
+    paths: Paths,
     method: str,
     path: str,
     handler: Handler,
-    plane: _Plane,
+    plane: Plane,
 ) -> None:
     app.router.add_route(method, path, handler, expect_handler=expect_continue)
     paths.add(method, path, plane)
 
 
-@dataclass(slots=True)
-class _Paths:
-    """Every served path template: the methods it takes and the plane it belongs to, so a
-    path no route claims gets a 405 or 404 in the right plane's words, and a browser's
-    preflight the methods the path serves."""
-
-    _methods: dict[str, set[str]] = field(default_factory=dict)
-    _patterns: dict[str, re.Pattern[str]] = field(default_factory=dict)
-    """Compiled on the first 404 or 405: most runs never need one, and start-up would pay."""
-    _prefixes: dict[str, _Plane] = field(default_factory=dict)
-
-    def add(self, method: str, path: str, plane: _Plane) -> None:
-        self._methods.setdefault(path, set()).add(method)
-        self._prefixes.setdefault(_prefix(path), plane)
-
-    def allowed(self, path: str) -> list[str]:
-        if not self._patterns:
-            # a placeholder matches what aiohttp's does: no `{` or `}` in it, so an id holding
-            # one is a 404 here as there, never a 405 that allows the very method asked
-            self._patterns = {
-                template: re.compile(re.sub(r"\\\{\w+\\\}", "[^{}/]+", re.escape(template)))
-                for template in self._methods
-            }
-        for template, pattern in self._patterns.items():
-            if pattern.fullmatch(path):
-                return sorted(self._methods[template])
-        return []
-
-    def closest(self, path: str) -> str | None:
-        """The served route a mistyped path most resembles (`POST /v1/flags/evaluate` for
-        `/v1/flag/evaluate`): one of as many segments, all alike but one, and that one close
-        (a template's placeholders take any segment); None when none is."""
-        asked = path.split("/")
-        best, score = None, SUGGESTION_CUTOFF
-        for template in self._methods:
-            parts = template.split("/")
-            if len(parts) != len(asked):
-                continue
-            differ = [
-                (part, given)
-                for part, given in zip(parts, asked, strict=True)
-                if part != given and not part.startswith("{")
-            ]
-            if len(differ) == 1:
-                ratio = difflib.SequenceMatcher(None, *differ[0]).ratio()
-                if ratio > score:
-                    best, score = template, ratio
-        if best is None:
-            return None
-        return f"{' or '.join(sorted(self._methods[best]))} {best}"
-
-    def claim(self, prefix: str, plane: _Plane) -> None:
-        """Unserved paths under `prefix` belong to `plane` too."""
-        self._prefixes[prefix] = plane
-
-    def plane(self, path: str) -> _Plane:
-        """The plane a path belongs to, by its first segments."""
-        found = self._prefixes.get(_prefix(path)) or self._prefixes.get(_prefix(path, 2))
-        return found or _UNCLAIMED
-
-    def error_body(self, path: str) -> ErrorBody:
-        """The envelope of the plane a path belongs to."""
-        return self.plane(path).error_body
-
-
-SUGGESTION_CUTOFF = 0.75
-"""How alike the one differing segment must be (difflib's ratio) for a 404 to suggest it."""
-
-
-def _prefix(path: str, segments: int = 3) -> str:
-    """`/v1/projects/p1/environments` -> `/v1/projects`: the part that names a plane's area."""
-    return "/".join(path.split("/")[:segments])
-
-
-def _strip_namespace_prefixes(app: web.Application) -> None:
-    """aiohttp routes a request before any middleware runs, so a `/ns/{name}` prefix comes off
-    where the request is made: the app's request factory, the one hook that precedes routing
-    (object.__setattr__: aiohttp's debug mode warns on any attribute set on an app)."""
-    object.__setattr__(app, "_make_request", prefix_aware(app._make_request))
-
-
-def _add_bad_prefix(app: web.Application, paths: _Paths) -> None:
+def _add_bad_prefix(app: web.Application, paths: Paths) -> None:
     """What is still under `/ns/` once the request factory had its go has a bad name (or
     a second prefix): a 400 that says so, in the envelope of the plane the rest belongs to."""
 
@@ -287,7 +170,7 @@ def _add_bad_prefix(app: web.Application, paths: _Paths) -> None:
 def _add_fallback(
     app: web.Application,
     namespaces: Namespaces,
-    paths: _Paths,
+    paths: Paths,
     token: str | None,
     forward: Forwarding | None,
     access: ControlAccess,

@@ -4,14 +4,17 @@ order, the lifecycle (create, list, delete, evict) and every bad input, in proce
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 from typing import Any
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from conftest import AUTH, AiohttpClient
 from stub import StubConfig, create_app
+from stub.namespaces import HOOK
 
 Client = TestClient[Any, Any]
 ORG_KEY = {"Authorization": "Bearer svc_org_default"}
@@ -513,3 +516,30 @@ class TestEviction:
         _, named = await json_of(client, "GET", "/ns/a/_test/requests")
         assert (len(default["requests"]), default["dropped"]) == (3, 0)
         assert (len(named["requests"]), named["dropped"]) == (2, 1)
+
+
+class TestTheRequestFactoryHook:
+    """The one private aiohttp attribute svc-stub touches (stub/namespaces.py, HOOK): if an
+    aiohttp release changes it, these fail first and say where to look, before any namespaced
+    request turns into a 500."""
+
+    WHERE = "aiohttp changed Application._make_request: see HOOK in stub/namespaces.py"
+
+    def test_the_factory_takes_what_the_prefix_stripper_passes_on(self) -> None:
+        factory = getattr(web.Application, HOOK, None)
+        assert factory is not None, self.WHERE
+        parameters = list(inspect.signature(factory).parameters)
+        assert parameters == [
+            "self", "message", "payload", "protocol", "writer", "task", "_cls"
+        ], self.WHERE  # fmt: skip
+
+    def test_the_server_makes_every_request_through_it(self) -> None:
+        made_by = inspect.getsource(web.Application._make_handler)
+        assert f"request_factory=self.{HOOK}" in made_by, self.WHERE
+
+    async def test_a_prefixed_request_is_routed_without_its_prefix(
+        self, aiohttp_client: AiohttpClient
+    ) -> None:
+        client = await stub_with(aiohttp_client)
+        status, body = await json_of(client, "GET", "/ns/hook-check/health")
+        assert (status, body) == (200, {"ok": True}), self.WHERE
