@@ -19,7 +19,7 @@ from stub.faults.arming import Fired, request_fault
 from stub.faults.modes import FAULTS, FaultMode, FaultSpec, Hit
 from stub.keys import ClientPlane
 from stub.namespaces import Namespaces
-from stub.state import REQUEST_STATE, UPSTREAMED, StubState, bounded_headers
+from stub.state import REQUEST_STATE, UPSTREAMED, RequestRecord, StubState, bounded_headers
 from stub.wire import (
     REQUEST_SEQ,
     RUNTIME_KEY_HINT,
@@ -193,7 +193,7 @@ def _record(
                 answer_body = kept if type(kept) is bytes else None  # not a streamed payload
         body = request._read_bytes
         state.requests.append(
-            (
+            RequestRecord(  # by position: by keyword it costs 2.6 % of an evaluate's instructions
                 request[REQUEST_SEQ],
                 request.method,
                 request.raw_path,

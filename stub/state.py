@@ -39,34 +39,43 @@ class Upstreamed(NamedTuple):
 UPSTREAMED = web.RequestKey("upstreamed", Upstreamed)
 """Set on a request once it was forwarded and answered (proxy mode)."""
 
-RequestRecord = tuple[
-    int,
-    str,
-    str,
-    str | None,
-    int | None,
-    Fired | None,
-    float,
-    float,
-    str | None,
-    RawHeaders,
-    bool,
-    Upstreamed | None,
-    bytes | None,
-    Mapping[str, str] | None,
-    bytes | None,
-    int,
-]
-"""seq, method, raw path with its query, route, status, fault, arrival (`time.perf_counter()`),
-duration in seconds, key warning, the headers as sent (bounded), whether the client went away
-before its body arrived (then no status: nothing was answered), the upstream's answer in
-proxy mode, the body as read (None: none was read), and the answer's headers and body as sent
-(None: no answer, or a body streamed by the handler), and what the two bodies weigh (what
-`--max-recorded-bytes` bounds). Bodies are the very bytes objects aiohttp read and the handler
-answered with, never copies: a tuple of references is all recording costs on the hot path;
-`/_test/requests` renders (and redacts) it when read (`stub/control/journal.py`)."""
 
-recorded_bytes: Callable[[RequestRecord], int] = operator.itemgetter(15)
+class RequestRecord(NamedTuple):
+    """One request as the journal keeps it: references to what aiohttp read and what the
+    handler answered, never copies, so recording costs one small object on the hot path;
+    `/_test/requests` renders (and redacts) it when read (`stub/control/journal.py`)."""
+
+    seq: int
+    method: str
+    target: str
+    """The raw path with its query, as sent (without a namespace prefix)."""
+    route: str | None
+    """The route's name; None for a path no route claims."""
+    status: int | None
+    """None: nothing was answered (the client went away first)."""
+    fault: Fired | None
+    arrived: float
+    """`time.perf_counter()` when it arrived."""
+    duration_s: float
+    warning: str | None
+    """A key served where the service would refuse it."""
+    headers: RawHeaders
+    """As sent, bounded (`bounded_headers`)."""
+    client_gone: bool
+    """The client went away before its body arrived."""
+    upstreamed: Upstreamed | None
+    """In proxy mode, the upstream's answer."""
+    body: bytes | None
+    """As read; None: none was read."""
+    answer_headers: Mapping[str, str] | None
+    """The very mapping aiohttp sent; None: no answer."""
+    answer_body: bytes | None
+    """None: no answer, or a body the handler streamed."""
+    weight: int
+    """What `body` and `answer_body` weigh together: what `--max-recorded-bytes` bounds."""
+
+
+recorded_bytes: Callable[[RequestRecord], int] = operator.attrgetter("weight")
 
 
 MAX_RECORDED_HEADERS = 64

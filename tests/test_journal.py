@@ -256,9 +256,10 @@ class TestAJournalInFullTakesTurns:
         rendering them at once held /health for a second."""
         happened: list[str] = []
         weight = RENDERED_AT_ONCE + 1  # of its bodies: each record alone is a part
-        heavy: RequestRecord = (
-            1, "POST", "/x", None, 200, None, 0.0, 0.0, None, (), False, None, None, None, None,
-            weight,
+        heavy = RequestRecord(
+            seq=1, method="POST", target="/x", route=None, status=200, fault=None, arrived=0.0,
+            duration_s=0.0, warning=None, headers=(), client_gone=False, upstreamed=None,
+            body=None, answer_headers=None, answer_body=None, weight=weight,
         )  # fmt: skip
 
         async def meanwhile() -> None:

@@ -32,9 +32,9 @@ def curl_line(record: RequestRecord, base_url: str, body: bytes | None) -> str:
     """The request to the stub at `base_url`, `body` (already redacted) fed on stdin by bash's
     own printf: no argument limit, no `@file` surprise, NUL bytes kept. `--globoff`: a
     redacted key's brackets are not a curl URL pattern."""
-    method, raw_headers = record[1], record[9]
+    method, raw_headers = record.method, record.headers
     how = ["--head"] if method == "HEAD" else ["-X", method]  # -X HEAD waits for a body
-    words = ["curl", "-sS", "--globoff", *how, _target(record[2], raw_headers, base_url)]
+    words = ["curl", "-sS", "--globoff", *how, _target(record.target, raw_headers, base_url)]
     sent = headers(raw_headers)
     for name, value in sent.items():
         if name not in _TRAVEL_HEADERS:

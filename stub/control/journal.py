@@ -22,31 +22,29 @@ from stub.wire import redacted_query
 def entry(record: RequestRecord, origin: float) -> dict[str, Any]:
     """One request of the journal; `origin` is when the stub started (`time.perf_counter()`),
     so `arrivedMs` is on one monotonic clock for every request of the process."""
-    seq, method, raw_path, route, status, fired, arrived, duration_s, warning, raw, gone, up = (
-        record[:12]
-    )
-    path, _, query = raw_path.partition("?")
-    body, answer_body = record[12], record[14]
+    path, _, query = record.target.partition("?")
+    fired, up, body, answer_body = record.fault, record.upstreamed, record.body, record.answer_body
+    unmatched = _unmatched(record.headers, body, answer_body) if record.route is None else None
     return {
-        "seq": seq,
-        "method": method,
-        "path": redaction.path(raw, urllib.parse.unquote(path)),
+        "seq": record.seq,
+        "method": record.method,
+        "path": redaction.path(record.headers, urllib.parse.unquote(path)),
         "query": redacted_query(query),
-        "route": route,
-        "status": status,
-        "clientGone": gone,
+        "route": record.route,
+        "status": record.status,
+        "clientGone": record.client_gone,
         "fault": fired.to_json() if fired else None,
         "retryAfter": fired.spec.retry_after() if fired and fired.spec else None,
-        "arrivedMs": round((arrived - origin) * 1000, 3),
-        "durationMs": round(duration_s * 1000, 3),
-        "warning": warning,
-        "headers": headers(raw),
+        "arrivedMs": round((record.arrived - origin) * 1000, 3),
+        "durationMs": round(record.duration_s * 1000, 3),
+        "warning": record.warning,
+        "headers": headers(record.headers),
         "upstream": None
         if up is None
         else {"status": up.status, "durationMs": round(up.duration_s * 1000, 3)},
         "bodyBytes": None if body is None else len(body),
         "answerBytes": None if answer_body is None else len(answer_body),
-        "unmatched": _unmatched(raw, record[12], answer_body) if route is None else None,
+        "unmatched": unmatched,
     }
 
 
@@ -55,14 +53,15 @@ def in_full(record: RequestRecord, origin: float, base_url: str) -> dict[str, An
     hidden as in the headers), and `curl`: a command line that sends the request again to
     the stub at `base_url`, with a placeholder wherever a key was."""
     shown = entry(record, origin)
-    answer_headers = record[13]
-    body = redacted_body(record[12])
+    body = redacted_body(record.body)
     shown["body"] = _text(body)
-    if answer_headers is None:
+    if record.answer_headers is None:
         shown["answer"] = None
     else:
-        said, answer_body = redaction.answer(record[9], record[12], answer_headers, record[14])
-        shown["answer"] = {"status": record[4], "headers": said, "body": _text(answer_body)}
+        said, answer_body = redaction.answer(
+            record.headers, record.body, record.answer_headers, record.answer_body
+        )
+        shown["answer"] = {"status": record.status, "headers": said, "body": _text(answer_body)}
     shown["curl"] = curl_line(record, base_url, body)
     return shown
 

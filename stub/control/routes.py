@@ -91,11 +91,11 @@ async def requests(request: web.Request) -> web.Response:
     render = _in_full(request) if query_flag(request, "bodies") else _summary(request)
 
     def entries() -> list[RequestRecord]:
-        return [r for r in log.snapshot() if route is None or _is_route(r[3], route)]
+        return [r for r in log.snapshot() if route is None or _is_route(r.route, route)]
 
     def counted() -> int:  # unfiltered, a browser's preflight counts as no client's request
         found = entries()
-        return len(found) if route is not None else sum(r[3] != PREFLIGHT for r in found)
+        return len(found) if route is not None else sum(r.route != PREFLIGHT for r in found)
 
     await _wait(request, lambda: counted() >= minimum)
     journal = await rendered_in_turns(entries(), render)
@@ -108,7 +108,7 @@ async def one_request(request: web.Request) -> web.Response:
     raw = request.match_info["seq"]
     wanted = int(raw) if is_count(raw) else None
     journal = state_of(request).requests.newest_first()
-    found = next((r for r in journal if r[0] == wanted), None)
+    found = next((r for r in journal if r.seq == wanted), None)
     if found is None:
         message = f"seq: no request {raw!r} in this namespace's journal (dropped, or reset)"
         raise ApiError(404, "NOT_FOUND", message)
