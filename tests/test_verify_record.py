@@ -29,8 +29,8 @@ import foreign_upstream
 from conftest import OpenFireweave, SpawnedStub, free_port, spawn_stub
 from foreign_upstream import ForeignUpstream
 from stub.fixtures import load_fixture_file
+from stub.upstream.comparison import Difference, accepted_key
 from stub.upstream.record import RECORDED_ORG_KEY, RECORDING_CONTEXT
-from stub.upstream.verify import Difference, accepted_key
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME_KEY = "project-api-key_staging"

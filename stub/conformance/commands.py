@@ -19,14 +19,9 @@ from stub.conformance.contracts import (
     run_contracts,
 )
 from stub.conformance.protocol import Adapter, AdapterError
-from stub.conformance.runner import (
-    Run,
-    has_health,
-    has_namespaces,
-    junit_xml,
-    run_cases,
-    summary,
-)
+from stub.conformance.reporting import junit_xml, summary
+from stub.conformance.runner import Run, run_cases
+from stub.conformance.stub_driver import has_health, has_namespaces
 from stub.process import StubProcess, StubStartError
 
 

@@ -6,22 +6,17 @@ from __future__ import annotations
 
 import itertools
 import json
-import secrets
 import socket
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from typing import Any, NamedTuple
-from xml.etree import ElementTree
 
 from stub.client.calls import early_retries, recorded_requests
 from stub.conformance.cases import Case
 from stub.conformance.protocol import ERROR_CODES, Adapter, AdapterError, AdapterInfo
+from stub.conformance.stub_driver import Control, case_stub
 from stub.keys import REDACTED
 
 Json = dict[str, Any]
@@ -54,7 +49,7 @@ class Result(NamedTuple):
     def line(self) -> str:
         said = self.problems + self.notes
         detail = f": {self.case.description}: " + "; ".join(said) if said else ""
-        detail = _text(detail, limit=2000)
+        detail = safe_text(detail, limit=2000)
         return f"{self.verdict:<5} {self.case.id} ({self.duration_s:.2f} s){detail}"
 
 
@@ -125,7 +120,7 @@ def _verdict(run: Run, case: Case, judged: _Judged, duration_s: float) -> Result
 
 def _judge(run: Run, case: Case, judged: _Judged) -> None:
     problems = judged.problems
-    with _case_stub(run, case) as control:
+    with case_stub(run.stub_url, case, namespaces=run.namespaces) as control:
         api_url = case.client.get("apiUrl") or (_nowhere() if case.offline else control.url)
         default_key = BROWSER_KEY if "browser" in run.info.capabilities else API_KEY
         api_key = case.client.get("apiKey", default_key)
@@ -200,7 +195,7 @@ def _never_raises(label: str, answer: Json) -> list[str]:
     """No call of the surface throws: reads return the default, register returns ok=false,
     shutdown swallows its errors."""
     raised = answer.get("raised")
-    return [f"{label}: raised {_text(raised)} (it must return, never throw)"] if raised else []
+    return [f"{label}: raised {safe_text(raised)} (it must return, never throw)"] if raised else []
 
 
 def _compare(label: str, got: Json, wanted: Json, *, measured: bool = False) -> list[str]:
@@ -251,17 +246,17 @@ def _shown(value: Any) -> str:
         return "one of " + ", ".join(_shown(one) for one in value["oneOf"])
     if isinstance(value, dict) and set(value) == {"notNull"}:
         return "a value (not null)"
-    return _text(json.dumps(value))
+    return safe_text(json.dumps(value))
 
 
-def _text(value: Any, limit: int = 300) -> str:
+def safe_text(value: Any, limit: int = 300) -> str:
     """Adapter text made safe for one line of output and for XML: no control characters,
     at most `limit` characters."""
     cleaned = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(value))
     return cleaned if len(cleaned) <= limit else cleaned[:limit] + "..."
 
 
-def _no_secret_sent(control: _Control, api_key: str | None, plane: str) -> list[str]:
+def _no_secret_sent(control: Control, api_key: str | None, plane: str) -> list[str]:
     """Nor may any event or target the client sent, nor on the runtime plane any URL it
     called: the key belongs in a header only (the journal shows a key-bearing query parameter
     as `<family>[redacted]`; the vendor's definitions poll carries its token there by design)."""
@@ -319,7 +314,7 @@ def _holds_key(values: object, api_key: str | None) -> bool:
     return (api_key or API_KEY) in text or SECRET in text
 
 
-def _wire(control: _Control, case: Case) -> list[str]:
+def _wire(control: Control, case: Case) -> list[str]:
     """What the stub recorded in the case's namespace against what the case says."""
     wanted = case.wire
     problems = []
@@ -353,7 +348,7 @@ def _wire(control: _Control, case: Case) -> list[str]:
     return problems
 
 
-def _timing(control: _Control, route: str, judged: _Judged) -> None:
+def _timing(control: Control, route: str, judged: _Judged) -> None:
     """How the client spaced its requests to `route` (a note), and whether it waited as long
     as each `Retry-After` asked (a warning if not: the spec is silent on timing)."""
     sent = recorded_requests(control.get(f"/_test/requests?route={route}"))
@@ -407,121 +402,3 @@ def _nowhere() -> str:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     return f"http://127.0.0.1:{port}"
-
-
-class _Control:
-    """The test-control plane of one case's namespace (or the whole stub, without them)."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-
-    def get(self, path: str) -> Json:
-        return self._send("GET", path)
-
-    def post(self, path: str, body: object) -> Json:
-        return self._send("POST", path, body)
-
-    def delete(self, path: str) -> Json:
-        return self._send("DELETE", path)
-
-    def _send(self, method: str, path: str, body: object = None) -> Json:
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(
-            self.url + path, data=data, method=method, headers={"Content-Type": "application/json"}
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=30) as answer:
-                parsed: Json = json.load(answer)
-                return parsed
-        except urllib.error.HTTPError as exc:
-            with exc:
-                said = exc.read().decode(errors="replace")[:300]
-            raise AdapterError(f"the stub refused {method} {path}: {exc.code} {said}") from None
-        except (OSError, ValueError) as exc:
-            reason = getattr(exc, "reason", None) or exc
-            raise AdapterError(f"the stub at {self.url}: {method} {path}: {reason}") from None
-
-
-@contextmanager
-def _case_stub(run: Run, case: Case) -> Iterator[_Control]:
-    """The case's namespace, with its fixtures served and its fault armed; deleted after."""
-    if not run.namespaces:
-        control = _Control(run.stub_url)
-        control.post("/_test/reset", {})
-        if case.fixtures is not None:
-            control.post("/_test/fixtures", case.fixtures)
-        if case.fault is not None:
-            control.post("/_test/fault", case.fault)
-        yield control
-        return
-    name = f"conformance-{case.area}-{secrets.token_hex(4)}"
-    stub = _Control(run.stub_url)
-    created: Json = {"name": name}
-    if case.fixtures is not None:
-        created["fixtures"] = case.fixtures
-    stub.post("/_test/namespaces", created)
-    control = _Control(f"{run.stub_url}/ns/{name}")
-    try:
-        if case.fault is not None:
-            control.post("/_test/fault", case.fault)
-        yield control
-    finally:
-        stub.delete(f"/_test/namespaces/{name}")
-
-
-def has_health(stub_url: str) -> bool:
-    try:
-        return _Control(stub_url).get("/health").get("ok") is True
-    except AdapterError:
-        return False
-
-
-def has_namespaces(stub_url: str) -> bool:
-    try:
-        _Control(stub_url).get("/_test/namespaces")
-    except AdapterError:
-        return False
-    return True
-
-
-def junit_xml(results: Sequence[Result], adapter_name: str) -> bytes:
-    suite = ElementTree.Element(
-        "testsuite",
-        name=f"svc-stub conformance: {adapter_name}",
-        tests=str(len(results)),
-        failures=str(sum(result.failed for result in results)),
-        errors="0",
-        skipped=str(sum(result.verdict in ("SKIP", "XFAIL") for result in results)),
-        time=f"{sum(result.duration_s for result in results):.3f}",
-    )
-    for result in results:
-        case = ElementTree.SubElement(
-            suite,
-            "testcase",
-            classname=result.case.area,
-            name=result.case.name,
-            time=f"{result.duration_s:.3f}",
-        )
-        message = _text("; ".join(result.problems), limit=10_000)
-        if result.failed:
-            ElementTree.SubElement(case, "failure", message=result.case.description).text = message
-        elif result.verdict in ("SKIP", "XFAIL"):
-            ElementTree.SubElement(case, "skipped", message=f"{result.verdict}: {message}")
-        elif result.verdict == "WARN":
-            ElementTree.SubElement(case, "system-out").text = message
-    written: bytes = ElementTree.tostring(suite, encoding="utf-8", xml_declaration=True)
-    return written
-
-
-def summary(results: Sequence[Result]) -> str:
-    counts = Counter(result.verdict for result in results)
-    failed = counts["FAIL"] + counts["XPASS"]
-    parts = [f"{counts['PASS'] + counts['WARN']} passed", f"{failed} failed"]
-    for verdict, label in (
-        ("WARN", "with warnings"),
-        ("XFAIL", "expected failures"),
-        ("SKIP", "skipped"),
-    ):
-        if counts[verdict]:
-            parts.append(f"{counts[verdict]} {label}")
-    return ", ".join(parts)

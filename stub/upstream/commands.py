@@ -21,6 +21,7 @@ from stub.fixtures import load_fixture_paths
 from stub.keys import redacted
 from stub.management.seed import DEFAULT_KEY, Principal
 from stub.process import StubProcess, StubStartError
+from stub.upstream.comparison import Accepted, accepted_key
 from stub.upstream.record import (
     PLACEHOLDERS,
     RECORDING_CONTEXT,
@@ -35,14 +36,7 @@ from stub.upstream.transport import (
     session,
     upstream_of,
 )
-from stub.upstream.verify import (
-    Accepted,
-    Outcome,
-    Side,
-    accepted_key,
-    run_probes,
-    summary,
-)
+from stub.upstream.verify import Outcome, Side, run_probes, summary
 from stub.validation import FixtureError
 
 STUB_RUNTIME_KEY = "project-api-key_svc-stub-verify"

@@ -1,8 +1,6 @@
-"""`svc-stub verify`: the same probes sent to the real service and to svc-stub, and their answers
-compared: the status, the headers clients read, the JSON shape everywhere (members, types,
-nesting, envelopes, error codes) and, where the stub serves what was recorded from this
-service, the values. Probes are data (`PROBES`); ids and timestamps compare by shape. Every
-answer is scrubbed of keys as it arrives, so no line, report or baseline can repeat one."""
+"""`svc-stub verify`: the probes (`probes.py`) sent to the real service and to svc-stub, and
+each pair of answers compared (`comparison.py`) into an outcome. Every answer is scrubbed of
+keys as it arrives, so no line, report or baseline can repeat one."""
 
 from __future__ import annotations
 
@@ -15,162 +13,23 @@ import aiohttp
 import orjson
 
 from stub.config import Upstream
-from stub.upstream.record import (
-    DEFINITIONS_SPELLINGS,
-    FLAGS_SPELLINGS,
-    RECORDING_CONTEXT,
+from stub.upstream.comparison import Accepted, Difference, accepted_key, compare, type_of
+from stub.upstream.probes import (
+    CONTEXT,
+    PROBES,
+    SCRATCH,
+    TYPES,
+    UNKNOWN_ORG_KEY,
+    UNKNOWN_RUNTIME_KEY,
+    KeyRole,
+    Probe,
+    Raw,
+    evaluate_probe,
 )
 from stub.upstream.transport import MAX_ANSWER_BYTES, Answer, Secrets, call
 
-KeyRole = Literal[
-    "runtime",
-    "org",
-    "vendor",
-    "ci-read",
-    "none",
-    "unknown-runtime",
-    "unknown-org",
-    "org-on-runtime",
-    "runtime-on-management",
-]
-UNKNOWN_RUNTIME_KEY = "project-api-key_svc-stub-verify-unknown"
-UNKNOWN_ORG_KEY = "svc_org_svc-stub-verify-unknown"
-MISSING_FLAG = "svc-stub-verify-missing-flag"
-MISSING_PROJECT = "proj_svcstubverifymissing"
-TYPES = ("boolean", "string", "number", "object")
 SHOWN_PER_LINE = 4
 """Differences written on a probe's line; the report has every one."""
-
-
-class Raw(NamedTuple):
-    """A body sent as these bytes (not JSON)."""
-
-    data: bytes
-
-
-class Probe(NamedTuple):
-    """One request, sent alike to both sides. In `path` and string members of `body`,
-    `{flag}`, `{flag:TYPE}`, `{project}`, `{scratch}`, `{env}`, `{slug}` and `{vendor-key}`
-    are filled per side; `"{flags}"` alone becomes a list of up to three flag keys."""
-
-    name: str
-    method: str
-    path: str
-    key: KeyRole
-    body: Any = None
-    writes: bool = False
-    capture: tuple[str, str] | None = None
-    """(name, member path): remember this member of the answer, per side, as `{name}`."""
-    vendor: bool = False
-    """A legacy vendor route: skipped where the upstream does not serve it (404)."""
-
-
-def _evaluate(name: str, body: dict[str, Any]) -> Probe:
-    return Probe(f"evaluate/{name}", "POST", "/v1/flags/evaluate", "runtime", body)
-
-
-CONTEXT = {"targetingKey": RECORDING_CONTEXT}
-SIGNAL = {"type": "signal", "targetingKey": RECORDING_CONTEXT, "name": "svc-stub-verify"}
-SCRATCH = "/v1/projects/{scratch}"
-VENDOR_FLAGS = {"api_key": "{vendor-key}", "distinct_id": RECORDING_CONTEXT}
-
-PROBES: tuple[Probe, ...] = (
-    _evaluate("one-flag", {**CONTEXT, "flagKeys": ["{flag}"]}),
-    _evaluate("several", {**CONTEXT, "flagKeys": "{flags}"}),
-    _evaluate("all", CONTEXT),
-    _evaluate("missing-flag", {**CONTEXT, "flagKeys": [MISSING_FLAG]}),
-    *(_evaluate(f"type-{kind}", {**CONTEXT, "flagKeys": [f"{{flag:{kind}}}"]}) for kind in TYPES),
-    _evaluate("no-targeting-key", {"flagKeys": ["{flag}"]}),
-    Probe("evaluate/malformed-body", "POST", "/v1/flags/evaluate", "runtime", Raw(b"{not json")),
-    # A valid batch is stored by the service for good (no route removes it): a write.
-    Probe("capture/valid", "POST", "/v1/capture", "runtime", {"events": [SIGNAL]}, writes=True),
-    Probe("capture/empty", "POST", "/v1/capture", "runtime", {"events": []}),
-    Probe("capture/bad", "POST", "/v1/capture", "runtime", {"events": "not a list"}),
-    Probe("auth/runtime-no-key", "POST", "/v1/flags/evaluate", "none", CONTEXT),
-    Probe("auth/runtime-unknown-key", "POST", "/v1/flags/evaluate", "unknown-runtime", CONTEXT),
-    Probe("auth/org-key-on-runtime", "POST", "/v1/flags/evaluate", "org-on-runtime", CONTEXT),
-    Probe("auth/management-no-key", "GET", "/v1/whoami", "none"),
-    Probe("auth/management-unknown-key", "GET", "/v1/whoami", "unknown-org"),
-    Probe("auth/runtime-key-on-management", "GET", "/v1/whoami", "runtime-on-management"),
-    *(
-        Probe(name, "POST", path, "none", VENDOR_FLAGS, vendor=True)
-        for name, path in zip(
-            ("vendor/flags", "vendor/flags-no-slash", "vendor/flags-v4"),
-            FLAGS_SPELLINGS,
-            strict=True,
-        )
-    ),
-    *(
-        Probe(name, "POST", path, "none", {"api_key": "{vendor-key}", "batch": []}, vendor=True)
-        for name, path in (("vendor/batch", "/batch/"), ("vendor/batch-no-slash", "/batch"))
-    ),
-    *(
-        Probe(name, "GET", path.format(key="{vendor-key}"), "vendor", vendor=True)
-        for name, path in zip(
-            (
-                "vendor/definitions",
-                "vendor/definitions-local-evaluation-slash",
-                "vendor/definitions-local-evaluation",
-            ),
-            DEFINITIONS_SPELLINGS,
-            strict=True,
-        )
-    ),
-    Probe("management/whoami", "GET", "/v1/whoami", "org"),
-    Probe("management/projects", "GET", "/v1/projects", "org"),
-    Probe("management/project", "GET", "/v1/projects/{project}", "org"),
-    Probe("management/unknown-project", "GET", f"/v1/projects/{MISSING_PROJECT}", "org"),
-    Probe("management/environments", "GET", "/v1/projects/{project}/environments", "org"),
-    Probe("management/control-points", "GET", "/v1/projects/{project}/control-points", "org"),
-    Probe("management/graph", "GET", "/v1/projects/{project}/control-points/graph", "org"),
-    Probe("ci-read/whoami", "GET", "/v1/whoami", "ci-read"),
-    Probe("ci-read/projects", "GET", "/v1/projects", "ci-read"),
-    Probe(
-        "register/target",
-        "POST",
-        "/v1/targets/register",
-        "runtime",
-        {"targetingKey": "svc-stub-verify", "kind": "user", "properties": {"by": "svc-stub"}},
-        writes=True,
-    ),
-    Probe(
-        "scratch/create-project",
-        "POST",
-        "/v1/projects",
-        "org",
-        {"name": "svc-stub verify scratch", "slug": "{slug}", "description": "svc-stub verify"},
-        writes=True,
-        capture=("scratch", "project.projectId"),
-    ),
-    Probe("scratch/project", "GET", SCRATCH, "org", writes=True),
-    Probe("scratch/patch-project", "PATCH", SCRATCH, "org", {"name": "patched"}, writes=True),
-    Probe(
-        "scratch/create-environment",
-        "POST",
-        SCRATCH + "/environments",
-        "org",
-        {"slug": "svc-stub-verify", "displayName": "svc-stub verify"},
-        writes=True,
-        capture=("env", "environment.envId"),
-    ),
-    Probe("scratch/environment", "GET", SCRATCH + "/environments/{env}", "org", writes=True),
-    Probe(
-        "scratch/patch-environment",
-        "PATCH",
-        SCRATCH + "/environments/{env}",
-        "org",
-        {"displayName": "svc-stub verify (patched)"},
-        writes=True,
-    ),
-    Probe(
-        "scratch/delete-environment",
-        "DELETE",
-        SCRATCH + "/environments/{env}",
-        "org",
-        writes=True,
-    ),
-    Probe("scratch/delete-project", "DELETE", SCRATCH, "org", writes=True),
-)
 
 
 class Side(NamedTuple):
@@ -185,24 +44,6 @@ class Side(NamedTuple):
     secrets: Secrets = Secrets(())
     """Taken out of every answer as it arrives."""
     max_answer_bytes: int = MAX_ANSWER_BYTES
-
-
-class Kind(str):
-    """A description (a JSON type, present or absent), shown as words rather than a value."""
-
-    __slots__ = ()
-
-
-PRESENT, ABSENT = Kind("present"), Kind("absent")
-
-
-class Difference(NamedTuple):
-    where: str
-    upstream: object
-    stub: object
-
-    def __str__(self) -> str:
-        return f"{self.where}: {_shown(self.upstream)} (upstream) vs {_shown(self.stub)} (stub)"
 
 
 class Outcome(NamedTuple):
@@ -234,14 +75,9 @@ class Outcome(NamedTuple):
         }
 
 
-Accepted = frozenset[tuple[str, str, str, str]]
-"""(probe name, where, upstream, stub) of differences a team has accepted, the two sides as
-shown: the same place drifting again (another value) is new drift."""
-
-
 async def discover(client: aiohttp.ClientSession, upstream: Side) -> None:
     """What the probes name: the flags the upstream serves (one of each type) and a project."""
-    answer = await _send(client, upstream, _evaluate("all", CONTEXT))
+    answer = await _send(client, upstream, evaluate_probe("all", CONTEXT))
     decisions = _member(answer.json(), "decisions")
     found = [
         d for d in decisions if isinstance(d, dict) and d.get("found") and _named(d, "flagKey")
@@ -250,7 +86,7 @@ async def discover(client: aiohttp.ClientSession, upstream: Side) -> None:
         upstream.known["flag"] = found[0]["flagKey"]
         upstream.known["flags"] = [d["flagKey"] for d in found[:3]]
     for decision in found:
-        kind = _type_of(decision.get("value"))
+        kind = type_of(decision.get("value"))
         upstream.known.setdefault(f"flag:{kind}", decision["flagKey"])
     if "org" in upstream.keys:
         projects = await _send(client, upstream, Probe("", "GET", "/v1/projects", "org"))
@@ -423,132 +259,6 @@ def _remember(probe: Probe, side: Side, answer: Answer) -> None:
             found = found.get(part) if isinstance(found, dict) else None
         if isinstance(found, str):
             side.known[name] = found
-
-
-_HEADERS = ("Content-Type", "Retry-After", "ETag", "Allow")
-_BY_SHAPE = ("message", "requestId", "etag")
-
-
-def compare(theirs: Answer, ours: Answer, *, values: bool) -> Iterator[Difference]:
-    """Every way the stub's answer differs from the upstream's, as a client would notice."""
-    if theirs.status != ours.status:
-        yield Difference("status", theirs.status, ours.status)
-    for header in _HEADERS:
-        mine, their = (_header(header, a.headers.get(header.lower())) for a in (ours, theirs))
-        if mine != their:
-            yield Difference(f"header {header}", their, mine)
-    if theirs.body or ours.body:
-        their_json, our_json = theirs.json(), ours.json()
-        if (their_json is None) != (our_json is None):
-            yield Difference("body", _body_kind(their_json), _body_kind(our_json))
-        elif their_json is not None:
-            yield from _differences(their_json, our_json, "body", values)
-
-
-def _body_kind(document: object) -> Kind:
-    return Kind("not JSON") if document is None else _kind(document)
-
-
-def _header(name: str, value: str | None) -> object:
-    """What a client reads of it: the media type, that there is a Retry-After or an ETag, the
-    set of methods allowed."""
-    if value is None:
-        return None
-    if name == "Content-Type":
-        return value.partition(";")[0].strip().lower()
-    if name == "Allow":
-        return ", ".join(sorted(m.strip().upper() for m in value.split(",")))
-    return PRESENT
-
-
-def _differences(theirs: Any, ours: Any, at: str, values: bool) -> Iterator[Difference]:
-    if _kind(theirs) != _kind(ours):
-        yield Difference(at, _kind(theirs), _kind(ours))
-    elif isinstance(theirs, dict):
-        for member in sorted(theirs.keys() | ours.keys()):
-            where = f"{at}.{member}"
-            if member not in ours:
-                yield Difference(where, PRESENT, ABSENT)
-            elif member not in theirs:
-                yield Difference(where, ABSENT, PRESENT)
-            else:
-                yield from _differences(theirs[member], ours[member], where, values)
-    elif isinstance(theirs, list):
-        yield from _list_differences(theirs, ours, at, values)
-    elif _compared(at, values) and theirs != ours:
-        yield Difference(at, theirs, ours)
-
-
-def _list_differences(
-    theirs: list[Any], ours: list[Any], at: str, values: bool
-) -> Iterator[Difference]:
-    pairing = _pairing_key(theirs, ours)
-    if values and pairing is not None:
-        mine = {item[pairing]: item for item in ours}
-        their = {item[pairing]: item for item in theirs}
-        for key in sorted(their.keys() | mine.keys(), key=str):
-            where = f"{at}[{pairing}={key}]"
-            if key not in mine:
-                yield Difference(where, PRESENT, ABSENT)
-            elif key not in their:
-                yield Difference(where, ABSENT, PRESENT)
-            else:
-                yield from _differences(their[key], mine[key], where, values)
-    elif values and len(theirs) != len(ours):
-        yield Difference(at, Kind(f"{len(theirs)} items"), Kind(f"{len(ours)} items"))
-    elif values:
-        for index, (a, b) in enumerate(zip(theirs, ours, strict=True)):
-            yield from _differences(a, b, f"{at}[{index}]", values)
-    elif theirs and ours:  # shapes only: the first item of each stands for the rest
-        yield from _differences(theirs[0], ours[0], f"{at}[0]", values)
-
-
-def accepted_key(probe: str, difference: Difference) -> tuple[str, str, str, str]:
-    return (probe, difference.where, _shown(difference.upstream), _shown(difference.stub))
-
-
-def _pairing_key(theirs: list[Any], ours: list[Any]) -> str | None:
-    """The member that names an item in both lists (flagKey, projectId, ...), if there is one."""
-    items = theirs + ours
-    if not items or not all(isinstance(item, dict) for item in items):
-        return None
-    for key in ("flagKey", "controlPointId", "edgeId", "envId", "projectId", "slug", "key"):
-        if all(isinstance(item.get(key), str) for item in items):
-            return key
-    return None
-
-
-def _compared(at: str, values: bool) -> bool:
-    """Error codes always; other values only when the stub serves a recording, and never
-    ids, timestamps, messages or request ids (those compare by shape)."""
-    member = at.rpartition(".")[2].partition("[")[0]
-    if at in ("body.error", "body.error.code"):
-        return True
-    if not values or member in _BY_SHAPE:
-        return False
-    return not (member == "id" or member.endswith(("Id", "At")))
-
-
-def _kind(value: object) -> Kind:
-    if value is None:
-        return Kind("null")
-    if isinstance(value, bool):
-        return Kind("boolean")
-    if isinstance(value, int | float):
-        return Kind("number")
-    if isinstance(value, str):
-        return Kind("string")
-    return Kind("array" if isinstance(value, list) else "object")
-
-
-def _type_of(value: object) -> str:
-    kind = _kind(value)
-    return "object" if kind in ("array", "object") else kind
-
-
-def _shown(value: object) -> str:
-    text = str(value) if isinstance(value, Kind) else orjson.dumps(value).decode()
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def summary(outcomes: Sequence[Outcome]) -> str:
