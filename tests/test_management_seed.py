@@ -23,7 +23,8 @@ from stub.fixtures import (
     parse_fixture_document,
     parse_yaml,
 )
-from stub.management.seed import DEFAULT_SEED, ManagementSeed, SeededEnvironment
+from stub.management.rows import Environment
+from stub.management.seed import DEFAULT_SEED, ManagementSeed
 
 SOURCE = "x.yaml"
 SEED = Path(__file__).parent / "fixtures" / "management.yaml"
@@ -89,7 +90,7 @@ def edge(body: str) -> str:
     )
 
 
-def first_environment(text: str) -> SeededEnvironment:
+def first_environment(text: str) -> Environment:
     return seed_of(text).orgs["o"].projects[0].environments[0]
 
 

@@ -11,15 +11,9 @@ from aiohttp import web
 from stub.keys import MANAGEMENT_KEY_HINT, not_for_management
 from stub.management import fields
 from stub.management.fields import FieldError
+from stub.management.rows import PLACEHOLDER_ROW, Project
 from stub.management.seed import DEFAULT_KEY, Principal
-from stub.management.store import (
-    PLACEHOLDER_ROW,
-    Conflict,
-    ManagementStore,
-    NewEnvironment,
-    NotFound,
-    Project,
-)
+from stub.management.store import Conflict, ManagementStore, NewEnvironment, NotFound
 from stub.state import state_of
 from stub.wire import ApiError, bearer_token, encoded_response, json_response, read_json_object
 
@@ -153,8 +147,13 @@ async def create_project(request: web.Request, session: Principal) -> web.Respon
 
 @_route("GET", "/v1/projects/{projectId}", "projects.get")
 async def get_project(request: web.Request, session: Principal) -> web.Response:
-    project = _store(request).project(session.org_id, request.match_info["projectId"])
-    return encoded_response(project.answer("get", lambda p: {"project": p.row()}))
+    project_id = request.match_info["projectId"]
+    answer = _store(request).answer(session.org_id, project_id, "get", _project_get)
+    return encoded_response(answer)
+
+
+def _project_get(project: Project) -> object:
+    return {"project": project.row()}
 
 
 @_route("PATCH", "/v1/projects/{projectId}", "projects.update")
@@ -203,8 +202,9 @@ _ENVIRONMENT_CHECKS: tuple[tuple[str, str, Callable[[object, str], object]], ...
 
 @_route("GET", "/v1/projects/{projectId}/environments", "environments.list")
 async def list_environments(request: web.Request, session: Principal) -> web.Response:
-    project = _store(request).project(session.org_id, request.match_info["projectId"])
-    return encoded_response(project.answer("environments", _environment_list))
+    project_id = request.match_info["projectId"]
+    answer = _store(request).answer(session.org_id, project_id, "environments", _environment_list)
+    return encoded_response(answer)
 
 
 def _environment_list(project: Project) -> object:

@@ -7,15 +7,22 @@ import datetime
 import hashlib
 from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
-from typing import Any, Literal, NamedTuple, TypeVar, get_args
+from typing import Literal, NamedTuple, TypeVar, get_args
 
 from stub.keys import Family, family_of
 from stub.management import fields
 from stub.management.fields import FieldError, RefRule
 from stub.management.ids import crockford
+from stub.management.rows import (
+    ControlPoint,
+    ControlPointKind,
+    Edge,
+    EdgeKind,
+    Environment,
+    Project,
+)
 from stub.validation import (
     FixtureError,
-    JsonValue,
     Where,
     check_json_value,
     describe,
@@ -26,8 +33,6 @@ from stub.validation import (
 T = TypeVar("T")
 Scope = Literal["org:management", "org:ci-read", "cli"]
 KEY_SCOPES = ("org:management", "org:ci-read")
-ControlPointKind = Literal["boolean", "string", "number", "json"]
-EdgeKind = Literal["lexical-nesting", "call-graph", "co-occurrence", "declared"]
 
 DEFAULT_ORG = "org_default"
 DEFAULT_KEY = "svc_org_default"
@@ -98,96 +103,10 @@ class Principal(NamedTuple):
     scope: Scope
 
 
-class SeededEnvironment(NamedTuple):
-    slug: str
-    env_id: str
-    display_name: str | None = None
-    """None: the slug."""
-    is_default: bool | None = None
-    """None: not said (the first environment of a project then becomes the default)."""
-    promotion_rank: int = 0
-    branch_rules: tuple[RefRule, ...] = ()
-    tag_rules: tuple[RefRule, ...] = ()
-    webhook_aliases: tuple[str, ...] = ()
-    is_favourite: bool = False
-    first_seen_at: str | None = None
-    last_seen_at: str | None = None
-    last_deployed_sha: str | None = None
-    readiness: tuple[int, int] = (0, 0)
-    created_at: str | None = None
-    updated_at: str | None = None
-
-
-class ControlPoint(NamedTuple):
-    """A row registered by a merge: read-only on the plane, so seeded and never changed."""
-
-    control_point_id: str
-    key: str
-    kind: ControlPointKind
-    repo_resource_identifier: str | None = None
-    default_value: JsonValue = None
-    surface_id: str | None = None
-    description: str | None = None
-    status: Literal["active", "retired"] = "active"
-    first_seen_sha: str | None = None
-    last_seen_sha: str | None = None
-
-    def row(self, project_id: str) -> dict[str, Any]:
-        return {
-            "controlPointId": self.control_point_id,
-            "projectId": project_id,
-            "key": self.key,
-            "repoResourceIdentifier": self.repo_resource_identifier,
-            "kind": self.kind,
-            "defaultValue": self.default_value,
-            "surfaceId": self.surface_id,
-            "description": self.description,
-            "status": self.status,
-            "firstSeenSha": self.first_seen_sha,
-            "lastSeenSha": self.last_seen_sha,
-        }
-
-
-class Edge(NamedTuple):
-    edge_id: str
-    from_control_point_id: str
-    to_control_point_id: str
-    edge_kind: EdgeKind
-    source: Literal["deterministic", "inferred"] = "deterministic"
-    confidence: float = 1
-    evidence: Mapping[str, JsonValue] = MappingProxyType({})
-    detected_at_sha: str | None = None
-
-    def row(self) -> dict[str, Any]:
-        return {
-            "edgeId": self.edge_id,
-            "fromControlPointId": self.from_control_point_id,
-            "toControlPointId": self.to_control_point_id,
-            "edgeKind": self.edge_kind,
-            "source": self.source,
-            "confidence": self.confidence,
-            "evidence": dict(self.evidence),
-            "detectedAtSha": self.detected_at_sha,
-        }
-
-
-class SeededProject(NamedTuple):
-    name: str
-    slug: str
-    project_id: str
-    description: str | None = None
-    status: fields.ProjectStatus = "active"
-    created_at: str | None = None
-    updated_at: str | None = None
-    environments: tuple[SeededEnvironment, ...] = ()
-    control_points: tuple[ControlPoint, ...] = ()
-    edges: tuple[Edge, ...] = ()
-
-
 class SeededOrg(NamedTuple):
     org_id: str
     principals: tuple[Principal, ...] = ()
-    projects: tuple[SeededProject, ...] = ()
+    projects: tuple[Project, ...] = ()
 
 
 class ManagementSeed(NamedTuple):
@@ -268,7 +187,7 @@ def _session(raw: object, where: Where, org_id: str) -> Principal:
     return Principal(token, user_id, org_id, "cli")
 
 
-def _project(raw: object, where: Where, org_id: str) -> SeededProject:
+def _project(raw: object, where: Where, org_id: str) -> Project:
     body = _fields(raw, where, PROJECT_FIELDS)
     slug = _field(where, "slug", lambda: fields.project_slug(fields.required(body, "slug")))
     project_id = _id(body, where, "projectId", "proj_") or derived_id("proj_", org_id, slug)
@@ -290,10 +209,11 @@ def _project(raw: object, where: Where, org_id: str) -> SeededProject:
     _check_unique([c.key for c in control_points], where / "controlPoints", "key", "key")
     edges = _each(body.get("edges"), where / "edges", lambda item, at: _edge(item, at, project_id))
     _check_edges(edges, {c.control_point_id for c in control_points}, where / "edges")
-    return SeededProject(
+    return Project(
+        project_id=project_id,
+        org_id=org_id,
         name=_required_text(body, where, "name"),
         slug=slug,
-        project_id=project_id,
         description=_field(
             where, "description", lambda: fields.description(body.get("description"))
         ),
@@ -310,12 +230,13 @@ def _project(raw: object, where: Where, org_id: str) -> SeededProject:
     )
 
 
-def _environment(raw: object, where: Where, project_id: str) -> SeededEnvironment:
+def _environment(raw: object, where: Where, project_id: str) -> Environment:
     body = _fields(raw, where, ENVIRONMENT_FIELDS)
     slug = _field(where, "slug", lambda: fields.environment_slug(fields.required(body, "slug")))
-    return SeededEnvironment(
-        slug=slug,
+    return Environment(
         env_id=_id(body, where, "envId", "env_") or derived_id("env_", project_id, slug),
+        project_id=project_id,
+        slug=slug,
         display_name=_optional(body, where, "displayName"),
         is_default=_optional_of(body, where, "isDefault", fields.boolean),
         promotion_rank=_optional_of(body, where, "promotionRank", fields.integer) or 0,

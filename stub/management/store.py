@@ -1,39 +1,38 @@
 """The management plane's state: organisations' projects and environments, built from the seed,
 changed only by whole, already validated operations (each runs without an await, so a write is
-atomic and two concurrent creates of one slug cannot both succeed), and reset to the seed."""
+atomic and two concurrent creates of one slug cannot both succeed), and reset to the seed.
+
+The rows are immutable (rows.py): a write builds the changed row and puts it in the old one's
+place, so a reader never holds a half-written row."""
 
 from __future__ import annotations
 
 import calendar
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import orjson
 
 from stub.management.fields import RefRule
 from stub.management.ids import new_id
+from stub.management.rows import ControlPoint, Edge, Environment, Json, Project
 from stub.management.seed import (
-    ControlPoint,
-    Edge,
     ManagementSeed,
     Principal,
-    SeededEnvironment,
     SeededOrg,
-    SeededProject,
     check_unique_across_orgs,
 )
 from stub.validation import Where
 
-Json = dict[str, Any]
-
-PLACEHOLDER_SLUG = "production"
 MAX_PROJECTS = 1_000
 """Projects one organisation can hold: a tool stuck in a create loop meets a clear 409, not a
 stub that grows until the machine runs out of memory."""
 MAX_ENVIRONMENTS = 100
 """Environments one project can hold."""
+
+_Row = TypeVar("_Row", Project, Environment)
+"""The rows a write changes: both carry an updatedAt."""
 
 
 class NotFound(Exception):
@@ -46,143 +45,6 @@ class NotFound(Exception):
 
 class Conflict(Exception):
     pass
-
-
-@dataclass(slots=True)
-class Environment:
-    env_id: str
-    project_id: str
-    slug: str
-    display_name: str
-    is_default: bool
-    created_at: str
-    updated_at: str
-    promotion_rank: int = 0
-    branch_rules: tuple[RefRule, ...] = ()
-    tag_rules: tuple[RefRule, ...] = ()
-    webhook_aliases: tuple[str, ...] = ()
-    is_favourite: bool = False
-    first_seen_at: str | None = None
-    last_seen_at: str | None = None
-    last_deployed_sha: str | None = None
-    readiness: tuple[int, int] = (0, 0)
-
-    def row(self) -> Json:
-        """The management row (create, get, update)."""
-        return {
-            "envId": self.env_id,
-            "projectId": self.project_id,
-            "environmentName": self.slug,
-            "slug": self.slug,
-            "displayName": self.display_name,
-            "promotionRank": self.promotion_rank,
-            "isDefault": self.is_default,
-            "branchRules": [rule.to_json() for rule in self.branch_rules],
-            "tagRules": [rule.to_json() for rule in self.tag_rules],
-            "webhookAliases": list(self.webhook_aliases),
-            "createdAt": self.created_at,
-            "updatedAt": self.updated_at,
-        }
-
-    def list_row(self) -> Json:
-        """The list row: a different shape, with no envId and no webhookAliases."""
-        return {
-            "environmentName": self.slug,
-            "slug": self.slug,
-            "displayName": self.display_name,
-            "promotionRank": self.promotion_rank,
-            "isDefault": self.is_default,
-            "isFavourite": self.is_favourite,
-            "synthesised": False,
-            "branchRules": [rule.to_json() for rule in self.branch_rules],
-            "tagRules": [rule.to_json() for rule in self.tag_rules],
-            "readiness": {"bound": self.readiness[0], "total": self.readiness[1]},
-            "firstSeenAt": self.first_seen_at,
-            "lastSeenAt": self.last_seen_at,
-            "lastDeployedSha": self.last_deployed_sha,
-        }
-
-
-PLACEHOLDER_ROW: Json = {
-    "environmentName": PLACEHOLDER_SLUG,
-    "slug": PLACEHOLDER_SLUG,
-    "displayName": "Production",
-    "promotionRank": 0,
-    "isDefault": True,
-    "isFavourite": False,
-    "synthesised": True,
-    "branchRules": [],
-    "tagRules": [],
-    "readiness": {"bound": 0, "total": 0},
-    "firstSeenAt": None,
-    "lastSeenAt": None,
-    "lastDeployedSha": None,
-}
-"""What a project without environments lists (the spec's synthesised placeholder)."""
-
-
-@dataclass(slots=True)
-class Project:
-    project_id: str
-    org_id: str
-    name: str
-    slug: str
-    description: str | None
-    status: str
-    created_at: str
-    updated_at: str
-    environments: dict[str, Environment] = field(default_factory=dict)
-    control_points: tuple[ControlPoint, ...] = ()
-    edges: tuple[Edge, ...] = ()
-    _answers: dict[str, bytes] = field(default_factory=dict)
-    """Read answers encoded once and served until the project or an environment changes:
-    tools poll these far more often than they write."""
-
-    def answer(self, view: str, render: Callable[[Project], object]) -> bytes:
-        encoded = self._answers.get(view)
-        if encoded is None:
-            encoded = self._answers[view] = orjson.dumps(render(self))
-        return encoded
-
-    def changed(self) -> None:
-        """Every write to the project or its environments calls this (only the store writes)."""
-        self._answers.clear()
-
-    def row(self) -> Json:
-        """The full row; no organisation id ever goes on the wire."""
-        return {
-            "projectId": self.project_id,
-            "name": self.name,
-            "slug": self.slug,
-            "description": self.description,
-            "status": self.status,
-            "createdAt": self.created_at,
-            "updatedAt": self.updated_at,
-        }
-
-    def list_item(self) -> Json:
-        return {
-            "projectId": self.project_id,
-            "name": self.name,
-            "slug": self.slug,
-            "createdAt": self.created_at,
-            "updatedAt": self.updated_at,
-        }
-
-    def listed_environments(self) -> list[Environment]:
-        """Favourites first, then last seen (newest first, never-seen last), then promotion
-        rank (highest first), then slug."""
-        ordered = sorted(self.environments.values(), key=lambda e: e.slug)
-        ordered.sort(key=lambda e: e.promotion_rank, reverse=True)
-        ordered.sort(key=lambda e: e.last_seen_at or "", reverse=True)
-        ordered.sort(key=lambda e: not e.is_favourite)
-        return ordered
-
-    def default_slug(self) -> str:
-        listed = self.listed_environments()
-        if not listed:
-            return PLACEHOLDER_SLUG
-        return next((e.slug for e in listed if e.is_default), listed[0].slug)
 
 
 class NewEnvironment(NamedTuple):
@@ -253,20 +115,22 @@ class ManagementStore:
         self.seed = merged
         self._principals = {p.token: p for org in merged.orgs.values() for p in org.principals}
         for project_id in [p.project_id for p in self._projects.values() if p.org_id in later.orgs]:
-            del self._projects[project_id]
+            self._drop(project_id)
         self._add_seeded(later.orgs.values())
 
     def reset(self) -> None:
         """Back to exactly the seeded state: created rows gone, deleted ones back, edits undone."""
         self._principals = {p.token: p for org in self.seed.orgs.values() for p in org.principals}
         self._projects: dict[str, Project] = {}
+        self._answers: dict[str, dict[str, bytes]] = {}
+        """Read answers by project id and view, encoded once and served until the project
+        or an environment changes: tools poll these far more often than they write."""
         self._add_seeded(self.seed.orgs.values())
 
     def _add_seeded(self, orgs: Iterable[SeededOrg]) -> None:
         for org in orgs:
             for seeded in org.projects:
-                project = self._seeded_project(org.org_id, seeded)
-                self._projects[project.project_id] = project
+                self._put(_served(seeded, self._seeded_at))
 
     def principal(self, token: str) -> Principal | None:
         return self._principals.get(token)
@@ -282,38 +146,45 @@ class ManagementStore:
             raise NotFound("Project")
         return project
 
+    def answer(
+        self, org_id: str, project_id: str, view: str, render: Callable[[Project], object]
+    ) -> bytes:
+        """`render(project)` encoded, from the cache while the project is unchanged."""
+        project = self.project(org_id, project_id)
+        answers = self._answers.setdefault(project_id, {})
+        encoded = answers.get(view)
+        if encoded is None:
+            encoded = answers[view] = orjson.dumps(render(project))
+        return encoded
+
     def create_project(self, org_id: str, name: str, slug: str, description: str | None) -> Project:
         self._check_project_slug(org_id, slug)
         _check_room(len(self.projects(org_id)), MAX_PROJECTS, "projects per organisation")
         now = self._clock.now()
         project = Project(new_id("proj_"), org_id, name, slug, description, "active", now, now)
-        self._projects[project.project_id] = project
-        return project
+        return self._put(project)
 
     def update_project(self, org_id: str, project_id: str, changes: Mapping[str, Any]) -> Project:
         """`changes` holds validated values by attribute: name, description, status."""
         project = self.project(org_id, project_id)
-        for name, value in changes.items():
-            setattr(project, name, value)
-        project.updated_at = self._clock.after(project.updated_at)
-        project.changed()
-        return project
+        return self._put(self._touched(project, **changes))
 
     def delete_project(self, org_id: str, project_id: str) -> None:
         """Its environments, control points and edges go with it."""
-        del self._projects[self.project(org_id, project_id).project_id]
+        self._drop(self.project(org_id, project_id).project_id)
 
     # Environments
 
     def environment(self, org_id: str, project_id: str, env_id: str) -> Environment:
-        environment = self.project(org_id, project_id).environments.get(env_id)
+        project = self.project(org_id, project_id)
+        environment = next((e for e in project.environments if e.env_id == env_id), None)
         if environment is None:
             raise NotFound("Environment")
         return environment
 
     def create_environment(self, org_id: str, project_id: str, new: NewEnvironment) -> Environment:
         project = self.project(org_id, project_id)
-        if any(e.slug == new.slug for e in project.environments.values()):
+        if any(e.slug == new.slug for e in project.environments):
             raise Conflict("an environment with this slug already exists in this project")
         _check_room(len(project.environments), MAX_ENVIRONMENTS, "environments per project")
         now = self._clock.now()
@@ -332,10 +203,10 @@ class ManagementStore:
             tag_rules=new.tag_rules,
             webhook_aliases=new.webhook_aliases,
         )
-        project.environments[environment.env_id] = environment
+        environments = (*project.environments, environment)
         if environment.is_default:
-            self._only_default(project, environment)
-        project.changed()
+            environments = self._only_default(environments, environment)
+        self._put(project._replace(environments=environments))
         return environment
 
     def update_environment(
@@ -343,26 +214,25 @@ class ManagementStore:
     ) -> Environment:
         """`changes` holds validated values by attribute (display_name, is_default, rules)."""
         project = self.project(org_id, project_id)
-        environment = self.environment(org_id, project_id, env_id)
-        for name, value in changes.items():
-            setattr(environment, name, value)
-        environment.updated_at = self._clock.after(environment.updated_at)
+        environment = self._touched(self.environment(org_id, project_id, env_id), **changes)
+        environments = _replaced(project.environments, environment)
         if changes.get("is_default") is True:
-            self._only_default(project, environment)
-        project.changed()
+            environments = self._only_default(environments, environment)
+        self._put(project._replace(environments=environments))
         return environment
 
     def delete_environment(self, org_id: str, project_id: str, env_id: str) -> None:
         """Deleting the default hands it to the first remaining environment in list order;
         deleting the last brings the synthesised `production` row back."""
         project = self.project(org_id, project_id)
-        removed = project.environments.pop(self.environment(org_id, project_id, env_id).env_id)
-        remaining = project.listed_environments()
-        if removed.is_default and remaining:
-            successor = remaining[0]
-            successor.is_default = True
-            successor.updated_at = self._clock.after(successor.updated_at)
-        project.changed()
+        removed = self.environment(org_id, project_id, env_id)
+        remaining = tuple(e for e in project.environments if e.env_id != removed.env_id)
+        project = project._replace(environments=remaining)
+        listed = project.listed_environments()
+        if removed.is_default and listed:
+            successor = self._touched(listed[0], is_default=True)
+            project = project._replace(environments=_replaced(remaining, successor))
+        self._put(project)
 
     # Control points: read-only, and another organisation's project reads as empty
 
@@ -385,36 +255,36 @@ class ManagementStore:
             }
         return {"orgs": orgs}
 
+    def _put(self, project: Project) -> Project:
+        """Every write ends here: the new row takes the old one's place, and the answers
+        encoded from the old one go."""
+        self._projects[project.project_id] = project
+        self._answers.pop(project.project_id, None)
+        return project
+
+    def _drop(self, project_id: str) -> None:
+        del self._projects[project_id]
+        self._answers.pop(project_id, None)
+
+    def _touched(self, row: _Row, **changes: Any) -> _Row:
+        """`row` with `changes`, and its updatedAt moved on: every change moves it."""
+        assert row.updated_at is not None  # _served filled in what a seed left unsaid
+        return row._replace(**changes, updated_at=self._clock.after(row.updated_at))
+
     def _check_project_slug(self, org_id: str, slug: str) -> None:
         if any(p.slug == slug for p in self.projects(org_id)):
             raise Conflict("a project with this slug already exists")
 
-    def _only_default(self, project: Project, keep: Environment) -> None:
-        for other in project.environments.values():
-            if other is not keep and other.is_default:
-                other.is_default = False
-                other.updated_at = self._clock.after(other.updated_at)
-
-    def _seeded_project(self, org_id: str, seeded: SeededProject) -> Project:
-        created = seeded.created_at or self._seeded_at
-        project = Project(
-            project_id=seeded.project_id,
-            org_id=org_id,
-            name=seeded.name,
-            slug=seeded.slug,
-            description=seeded.description,
-            status=seeded.status,
-            created_at=created,
-            updated_at=seeded.updated_at or created,
-            control_points=seeded.control_points,
-            edges=seeded.edges,
+    def _only_default(
+        self, environments: tuple[Environment, ...], keep: Environment
+    ) -> tuple[Environment, ...]:
+        """One default per project: any other loses it (and its updatedAt moves on)."""
+        return tuple(
+            self._touched(other, is_default=False)
+            if other.env_id != keep.env_id and other.is_default
+            else other
+            for other in environments
         )
-        explicit_default = any(e.is_default for e in seeded.environments)
-        for index, env in enumerate(seeded.environments):
-            first_by_default = index == 0 and not explicit_default and env.is_default is None
-            environment = _seeded_environment(project, env, self._seeded_at, first_by_default)
-            project.environments[environment.env_id] = environment
-        return project
 
 
 def _check_room(held: int, most: int, what: str) -> None:
@@ -422,27 +292,33 @@ def _check_room(held: int, most: int, what: str) -> None:
         raise Conflict(f"this stub holds at most {most:,} {what}: delete some, or reset it")
 
 
-def _seeded_environment(
-    project: Project, seeded: SeededEnvironment, seeded_at: str, first_by_default: bool
-) -> Environment:
+def _replaced(environments: tuple[Environment, ...], new: Environment) -> tuple[Environment, ...]:
+    """`new` in the place of the environment with its id."""
+    return tuple(new if e.env_id == new.env_id else e for e in environments)
+
+
+def _served(seeded: Project, seeded_at: str) -> Project:
+    """A seeded project as the store serves it: what the seed left unsaid, filled in."""
     created = seeded.created_at or seeded_at
-    return Environment(
-        env_id=seeded.env_id,
-        project_id=project.project_id,
-        slug=seeded.slug,
+    explicit_default = any(e.is_default for e in seeded.environments)
+    environments = []
+    for index, env in enumerate(seeded.environments):
+        first_by_default = index == 0 and not explicit_default and env.is_default is None
+        environments.append(_served_environment(env, seeded_at, first_by_default))
+    return seeded._replace(
+        created_at=created,
+        updated_at=seeded.updated_at or created,
+        environments=tuple(environments),
+    )
+
+
+def _served_environment(seeded: Environment, seeded_at: str, first_by_default: bool) -> Environment:
+    created = seeded.created_at or seeded_at
+    return seeded._replace(
         display_name=seeded.display_name if seeded.display_name is not None else seeded.slug,
         is_default=bool(seeded.is_default) or first_by_default,
         created_at=created,
         updated_at=seeded.updated_at or created,
-        promotion_rank=seeded.promotion_rank,
-        branch_rules=seeded.branch_rules,
-        tag_rules=seeded.tag_rules,
-        webhook_aliases=seeded.webhook_aliases,
-        is_favourite=seeded.is_favourite,
-        first_seen_at=seeded.first_seen_at,
-        last_seen_at=seeded.last_seen_at,
-        last_deployed_sha=seeded.last_deployed_sha,
-        readiness=seeded.readiness,
     )
 
 
