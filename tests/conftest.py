@@ -8,7 +8,7 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,6 +136,56 @@ def adapter_process(command: Sequence[str], cwd: Path | None = None) -> Iterator
         process.wait(5)
         if process.stdout is not None:
             process.stdout.close()
+
+
+def run_stub(
+    *args: str,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
+    """`svc-stub ARGS` (`python -m stub`) run to its end, its output captured: for a start
+    that is refused, or a command (`record`, `verify`, `--help`) that ends by itself; `env`,
+    when given, is its whole environment."""
+    return subprocess.run(
+        [sys.executable, "-m", "stub", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def one_line(done: subprocess.CompletedProcess[str], command: str = "") -> str:
+    """The one line a refused run says, checked: exit 2, nothing on stdout, and on stderr
+    exactly one line, `svc-stub[ COMMAND]: error: ...` (so never a traceback); that line."""
+    said = done.stdout + done.stderr
+    assert done.returncode == 2, said
+    assert done.stdout == "", said
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, said
+    assert done.stderr == lines[0] + "\n", said
+    assert lines[0].startswith(f"svc-stub{f' {command}' if command else ''}: error: "), said
+    return lines[0]
+
+
+# ---- an upstream for proxy mode, record and verify: the "real service"
+
+SERVICE_RUNTIME_KEY = "project-api-key_staging"
+SERVICE_VENDOR_KEY = "phc_staging"
+
+
+@contextmanager
+def real_service(*more: str) -> Iterator[SpawnedStub]:
+    """A second svc-stub standing in for the real service upstream: it takes only its own
+    keys (`SERVICE_RUNTIME_KEY`, `SERVICE_VENDOR_KEY`), as the service does; `more` are its
+    other options (`--fixtures FILE`, `--strict-keys`). A server that answers in ways
+    svc-stub never does is `foreign_upstream.running()`."""
+    keys = ("--api-key", SERVICE_RUNTIME_KEY, "--api-key", SERVICE_VENDOR_KEY)
+    with spawn_stub(*more, *keys, read_log=False) as service:
+        yield service
 
 
 def run_kit(*args: str) -> subprocess.CompletedProcess[str]:

@@ -5,12 +5,15 @@ request it received, so a test can say what the service was sent.
 
 It runs in a thread of its own, on 127.0.0.1 and a port the system picks, so sync tests (and
 the subprocesses they start) can use it; `ForeignUpstream.reset()` gives each test the plain
-service again, and `answer()` changes one route for one test.
+service again, and `answer()` changes one route for one test. `serving()` runs any other
+aiohttp app the same way (the TLS upstream of the proxy tests). A second svc-stub as the
+service, which answers as svc-stub does, is `conftest.real_service()`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ssl
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -278,17 +281,26 @@ def running() -> Iterator[ForeignUpstream]:
     upstream.reset()
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", upstream.handle)
+    with serving(app) as url:
+        upstream.url = url
+        yield upstream
+
+
+@contextmanager
+def serving(app: web.Application, ssl_context: ssl.SSLContext | None = None) -> Iterator[str]:
+    """Any aiohttp app as an upstream: served on 127.0.0.1, on a port of the system's choosing,
+    from an event loop in a thread of its own (so sync tests and the subprocesses they start
+    reach it); over https with `ssl_context`. Its URL."""
     loop = asyncio.new_event_loop()
     runner = web.AppRunner(app, access_log=None)
     loop.run_until_complete(runner.setup())
-    site = web.TCPSite(runner, "127.0.0.1", 0)
+    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=ssl_context)
     loop.run_until_complete(site.start())
     port = runner.addresses[0][1]
-    upstream.url = f"http://127.0.0.1:{port}"
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
     try:
-        yield upstream
+        yield f"{'https' if ssl_context else 'http'}://127.0.0.1:{port}"
     finally:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(5)

@@ -16,14 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SpawnedStub, spawn_stub
+from conftest import SpawnedStub, one_line, run_stub, spawn_stub
 from stub.process import url_of
 
 STUB = [sys.executable, "-m", "stub"]
-
-
-def run_stub(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*STUB, *args], capture_output=True, text=True, timeout=20, cwd=cwd)
 
 
 def evaluate(stub: SpawnedStub, key: str, api_key: str = "k") -> dict[str, object]:
@@ -165,10 +161,7 @@ class TestConfigurationErrors:
         ],
     )
     def test_usage_errors(self, args: list[str], message: str) -> None:
-        result = run_stub(*args)
-        assert (result.returncode, result.stdout) == (2, "")
-        assert result.stderr.count("\n") == 1
-        assert result.stderr.startswith(message)
+        assert one_line(run_stub(*args)).startswith(message)
 
     def test_the_namespace_bounds_are_the_ones_given(self) -> None:
         options = ("--max-namespaces", "1", "--namespace-max-recorded", "2")
@@ -185,10 +178,8 @@ class TestConfigurationErrors:
     def test_a_bad_fixture_names_the_file_and_key_path(self, tmp_path: Path) -> None:
         bad = tmp_path / "bad.yaml"
         bad.write_text("flags:\n  checkout:\n    type: string\n    value: 5\n")
-        result = run_stub("--fixtures", str(bad))
-        assert result.returncode == 2
-        assert result.stderr == (
-            f"svc-stub: error: {bad}: flags.checkout.value: expected string (type string), got 5\n"
+        assert one_line(run_stub("--fixtures", str(bad))) == (
+            f"svc-stub: error: {bad}: flags.checkout.value: expected string (type string), got 5"
         )
 
     @pytest.mark.parametrize(
@@ -215,17 +206,13 @@ class TestConfigurationErrors:
     ) -> None:
         path = tmp_path / "flags.yaml"
         path.write_text(text)
-        result = run_stub("--fixtures", str(path))
-        assert (result.returncode, result.stdout) == (2, "")
-        assert result.stderr == f"svc-stub: error: {path}: {said}\n"
+        assert one_line(run_stub("--fixtures", str(path))) == f"svc-stub: error: {path}: {said}"
 
     def test_a_port_in_use_is_a_one_line_error(self, busy_port: int) -> None:
-        result = run_stub("--port", str(busy_port))
-        assert (result.returncode, result.stdout) == (2, "")
-        assert result.stderr == (
+        assert one_line(run_stub("--port", str(busy_port))) == (
             f"svc-stub: error: cannot listen on 127.0.0.1:{busy_port}: Address already in use; "
             "another process holds the port: pick a free one with --port N, or --port 0 for any "
-            "(the ready line names it)\n"
+            "(the ready line names it)"
         )
 
     def test_every_example_in_help_parses(self) -> None:
@@ -310,9 +297,7 @@ class TestEnvironment:
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         monkeypatch.setenv("SVC_STUB_PORT", "eighty")
-        done = run_stub()
-        assert (done.returncode, done.stderr.count("\n")) == (2, 1)
-        assert done.stderr.startswith(
+        assert one_line(run_stub()).startswith(
             "svc-stub: error: Invalid value for '--port' (env var: 'SVC_STUB_PORT'): 'eighty'"
         )
 

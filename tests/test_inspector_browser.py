@@ -2,28 +2,34 @@
 started stub that the published fireweave client calls.
 
 Where no Chromium is installed these tests are skipped with one line that says how to install
-it; `.ci/run` installs it, so CI always runs them. The docs' screenshot of the page is taken
-here: `SVC_STUB_UPDATE_SCREENSHOTS=1` writes it into docs/assets.
+it; `.ci/run` installs it, so CI always runs them. The docs' screenshot of the page is checked
+here against the page as it is now; `SVC_STUB_UPDATE_SCREENSHOTS=1` writes it into docs/assets.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import struct
 import subprocess
+import urllib.parse
 import urllib.request
+import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fireweave import EvaluationContext, FlagType
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, Route, expect
 
 from browsers import chromium, require_chromium
 from conftest import OpenFireweave, SpawnedStub, spawn_stub
 from stub.client import StubClient
+from stub.config import DEFAULT_PORT
 
 require_chromium("the inspector's browser tests")
 
@@ -49,11 +55,11 @@ class Inspector:
     """One test's namespace: its control client, the page on it, and every URL the page
     asked for."""
 
-    def __init__(self, browser: Browser, stub: SpawnedStub, name: str) -> None:
+    def __init__(self, browser: Browser, stub: SpawnedStub, name: str, **context: Any) -> None:
         self.control = StubClient(stub.url).create_namespace(name)
         self.url = self.control.url  # where clients reach this namespace
         self.origin = stub.url
-        self.context = browser.new_context(viewport={"width": 1280, "height": 860})
+        self.context = browser.new_context(viewport={"width": 1280, "height": 860}, **context)
         self.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=stub.url)
         self.page: Page = self.context.new_page()
         self.asked: list[str] = []
@@ -278,21 +284,40 @@ def test_a_snapshot_opens_with_no_stub_running(browser: Browser, tmp_path: Path)
     context.close()
 
 
+@pytest.fixture
+def own_stub() -> Iterator[SpawnedStub]:
+    """A stub of the test's own: nothing another test left (a namespace, a count) shows."""
+    with spawn_stub(read_log=False) as started:
+        yield started
+
+
 def test_the_docs_screenshot_is_of_the_real_page(
-    browser: Browser, stub: SpawnedStub, open_fireweave: OpenFireweave, tmp_path: Path
+    browser: Browser, own_stub: SpawnedStub, open_fireweave: OpenFireweave, tmp_path: Path
 ) -> None:
-    """The picture in docs/guides/inspector.md, taken from a page with a little of everything;
-    `SVC_STUB_UPDATE_SCREENSHOTS=1` writes it there."""
-    inspector = Inspector(browser, stub, "checkout-tests")
+    """The picture in docs/guides/inspector.md is the page as it is now: the page is set up
+    with a little of everything, photographed, and the photo compared with the committed one
+    pixel by pixel. `SVC_STUB_UPDATE_SCREENSHOTS=1` writes the new photo there instead."""
+    inspector = Inspector(browser, own_stub, "checkout-tests", **STILL_CONTEXT)
     try:
-        _take_the_screenshot(inspector, open_fireweave, tmp_path)
+        taken = _take_the_screenshot(inspector, open_fireweave, tmp_path)
     finally:
+        inspector.page.unroute_all(behavior="ignoreErrors")  # a feed long-poll may be pending
         inspector.close()
+    if os.environ.get("SVC_STUB_UPDATE_SCREENSHOTS") == "1":
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(taken, SCREENSHOT)
+    assert SCREENSHOT.exists(), f"no {SCREENSHOT.name} yet: {UPDATE_HOW}"
+    differing = _differing_pixels(_Picture.read(taken), _Picture.read(SCREENSHOT))
+    assert differing is None, (
+        f"docs/assets/{SCREENSHOT.name} is not the page as it is now: {differing}; the page as "
+        f"it is now: {taken}. If the change is meant: {UPDATE_HOW}"
+    )
 
 
 def _take_the_screenshot(
     inspector: Inspector, open_fireweave: OpenFireweave, tmp_path: Path
-) -> None:
+) -> Path:
+    _hold_still(inspector.page, inspector.origin)
     page = inspector.open()
     adapter, _, client = open_fireweave(inspector.url, "fw-key", 2000)
     inspector.control.arm("429", apply_to="evaluate", ttl_requests=1)
@@ -303,16 +328,173 @@ def _take_the_screenshot(
     adapter.flush()
     _get(inspector.url + "/v1/flags/evaluat")
     expect(page.locator(ROWS)).to_have_count(5)
+    expect(page.locator("#count-recorded")).to_have_text("1")
     page.locator(ROWS).nth(3).click()
     expect(page.locator("#answer-body")).to_be_visible()
+    expect(page.locator("#requests tbody tr.open td").first).to_have_text("09:30:01.504")
 
     taken = tmp_path / "inspector.png"
-    page.screenshot(path=str(taken), full_page=True)
-    assert taken.read_bytes().startswith(b"\x89PNG")
-    if os.environ.get("SVC_STUB_UPDATE_SCREENSHOTS") == "1":
-        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(taken, SCREENSHOT)
-    assert SCREENSHOT.read_bytes().startswith(b"\x89PNG"), "run with SVC_STUB_UPDATE_SCREENSHOTS=1"
+    page.screenshot(path=str(taken), full_page=True, animations="disabled", caret="hide")
+    return taken
+
+
+# ---- the page held still for its picture
+#
+# What the page draws is the stub's own, but for what differs from one run to the next: the
+# wall clock (the times of the requests, the answer's Date), how long each request took, and
+# the port the system gave the stub (the Host header, the curl line). The test rewrites just
+# those in what the stub sends the page, to what they would be at one fixed moment on the
+# stub's default port; the browser's time zone, locale and colour scheme are fixed too.
+
+STILL_CONTEXT: dict[str, Any] = {
+    "timezone_id": "UTC",
+    "locale": "en-US",
+    "color_scheme": "light",
+    "device_scale_factor": 1,
+    "reduced_motion": "reduce",
+}
+STILL_STARTED_AT = 1767605400000  # 2026-01-05 09:30:00 UTC, in ms
+STILL_DATE = "Mon, 05 Jan 2026 09:30:01 GMT"
+STILL_HOST = f"127.0.0.1:{DEFAULT_PORT}"
+FED = re.compile(r"/_test/(ui/feed|requests/[0-9]+)([?]|$)")
+UPDATE_HOW = "SVC_STUB_UPDATE_SCREENSHOTS=1 pytest tests/test_inspector_browser.py -k screenshot"
+
+
+def _hold_still(page: Page, origin: str) -> None:
+    """Rewrites the clock, durations and port in the JSON the page fetches (its feed and a
+    request in full) as they pass."""
+    host = urllib.parse.urlsplit(origin).netloc
+
+    def still(document: Any) -> Any:
+        if isinstance(document, list):
+            return [still(item) for item in document]
+        if isinstance(document, str):
+            return document.replace(host, STILL_HOST)
+        if not isinstance(document, dict):
+            return document
+        held = {name: still(value) for name, value in document.items()}
+        if "startedAt" in held:
+            held["startedAt"] = STILL_STARTED_AT
+        if "arrivedMs" in held:
+            held["arrivedMs"] = 1500.0 + 2 * held["seq"]  # a request every two ms
+        if "durationMs" in held:
+            held["durationMs"] = 0.2 + 0.1 * (held.get("seq", 0) % 3)
+        if "Date" in held:
+            held["Date"] = STILL_DATE
+        return held
+
+    def rewrite(route: Route) -> None:
+        answer = route.fetch()
+        if answer.ok and answer.headers.get("content-type", "").startswith("application/json"):
+            route.fulfill(response=answer, json=still(answer.json()))
+        else:
+            route.fulfill(response=answer)
+
+    page.route(FED, rewrite)
+
+
+# ---- comparing two pictures: PNG decoded with zlib (no imaging library among the test deps)
+
+# Same machine, same picture: every pixel is equal, run after run. The slack is for what may
+# differ without the page having changed: a Chromium release that anti-aliases a glyph edge
+# a little differently (a channel off by a few levels), or the versions in the Server and
+# User-Agent values (a digit or two). A moved column, a new row or a changed label differs in
+# far more pixels than that. Other fonts (the page asks for system-ui, sans-serif and
+# monospace: DejaVu on Debian, as in CI) draw every glyph differently and fail the
+# comparison: take the picture on a Debian machine.
+CHANNEL_SLACK = 24  # levels out of 255 a channel may differ by and still count as equal
+PIXELS_SLACK = 400  # pixels that may differ by more (about 0.03% of the 1280 x 1151 picture)
+
+
+@dataclass(frozen=True)
+class _Picture:
+    width: int
+    height: int
+    rows: list[bytes]
+    """Each row's pixels, `channels` bytes each (RGB or RGBA, 8 bits a channel)."""
+    channels: int
+
+    @classmethod
+    def read(cls, path: Path) -> _Picture:
+        data = path.read_bytes()
+        assert data.startswith(b"\x89PNG\r\n\x1a\n"), f"{path} is not a PNG"
+        header, compressed, at = b"", [], 8
+        while at < len(data):
+            (length,) = struct.unpack(">I", data[at : at + 4])
+            kind, body = data[at + 4 : at + 8], data[at + 8 : at + 8 + length]
+            if kind == b"IHDR":
+                header = body
+            elif kind == b"IDAT":
+                compressed.append(body)
+            at += 12 + length
+        width, height, depth, colour, _, _, interlaced = struct.unpack(">IIBBBBB", header)
+        shape = (depth, colour, interlaced)
+        assert shape in {(8, 2, 0), (8, 6, 0)}, f"{path}: not an 8-bit RGB(A) PNG: {shape}"
+        channels = 3 if colour == 2 else 4
+        return cls(
+            width,
+            height,
+            _unfiltered(zlib.decompress(b"".join(compressed)), width * channels, channels),
+            channels,
+        )
+
+
+def _unfiltered(raw: bytes, stride: int, channels: int) -> list[bytes]:
+    """The rows of a PNG's pixels, each row's filter (None, Sub, Up, Average, Paeth) undone."""
+    rows: list[bytes] = []
+    above = bytearray(stride)
+    for start in range(0, len(raw), stride + 1):
+        kind, row = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
+        if kind == 1:
+            for i in range(channels, stride):
+                row[i] = (row[i] + row[i - channels]) & 0xFF
+        elif kind == 2:
+            row = bytearray((a + b) & 0xFF for a, b in zip(row, above, strict=True))
+        elif kind == 3:
+            for i in range(stride):
+                left = row[i - channels] if i >= channels else 0
+                row[i] = (row[i] + ((left + above[i]) >> 1)) & 0xFF
+        elif kind == 4:
+            for i in range(stride):
+                left = row[i - channels] if i >= channels else 0
+                corner = above[i - channels] if i >= channels else 0
+                guess = left + above[i] - corner
+                far_left, far_up, far_corner = (
+                    abs(guess - left),
+                    abs(guess - above[i]),
+                    abs(guess - corner),
+                )
+                if far_left <= far_up and far_left <= far_corner:
+                    nearest = left
+                elif far_up <= far_corner:
+                    nearest = above[i]
+                else:
+                    nearest = corner
+                row[i] = (row[i] + nearest) & 0xFF
+        rows.append(bytes(row))
+        above = row
+    return rows
+
+
+def _differing_pixels(taken: _Picture, kept: _Picture) -> str | None:
+    """None when the pictures are the same within the slack; else what differs and where."""
+    if (taken.width, taken.height) != (kept.width, kept.height):
+        return f"{taken.width}x{taken.height} pixels now, {kept.width}x{kept.height} committed"
+    differing, left, top, right, bottom = 0, taken.width, taken.height, -1, -1
+    for y, (now, then) in enumerate(zip(taken.rows, kept.rows, strict=True)):
+        if now == then and taken.channels == kept.channels:
+            continue
+        for x in range(taken.width):
+            a, b = x * taken.channels, x * kept.channels
+            if any(abs(now[a + c] - then[b + c]) > CHANNEL_SLACK for c in range(3)):
+                differing += 1
+                left, top, right, bottom = min(left, x), min(top, y), max(right, x), max(bottom, y)
+    if differing <= PIXELS_SLACK:
+        return None
+    return (
+        f"{differing} of {taken.width * taken.height} pixels differ (at most {PIXELS_SLACK} "
+        f"may), within x {left}..{right}, y {top}..{bottom}"
+    )
 
 
 def _get(url: str) -> None:

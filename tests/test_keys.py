@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 from collections import Counter
@@ -18,7 +16,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
-from conftest import AiohttpClient, SpawnedStub, spawn_stub
+from conftest import AiohttpClient, SpawnedStub, one_line, run_stub, spawn_stub
 from stub import (
     FixtureError,
     FixtureSet,
@@ -631,12 +629,6 @@ class TestRateLimit:
 # --- the command line ---------------------------------------------------------------------------
 
 
-def run_stub(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "stub", *args], capture_output=True, text=True, timeout=20
-    )
-
-
 def post(stub: SpawnedStub, path: str, body: object, key: str | None = None) -> tuple[int, Any]:
     auth = {"Authorization": f"Bearer {key}"} if key is not None else {}
     request = urllib.request.Request(stub.url + path, data=json.dumps(body).encode(), headers=auth)
@@ -658,10 +650,8 @@ class TestCommandLine:
 
     @pytest.mark.parametrize("value", ["0", "-1", "fast"])
     def test_bad_rate_limits_are_refused_with_one_line(self, value: str) -> None:
-        result = run_stub("--rate-limit", value)
-        assert (result.returncode, result.stdout) == (2, "")
-        assert result.stderr == (
-            f"svc-stub: error: --rate-limit: expected requests a second like 50/s, got '{value}'\n"
+        assert one_line(run_stub("--rate-limit", value)) == (
+            f"svc-stub: error: --rate-limit: expected requests a second like 50/s, got '{value}'"
         )
 
     def test_strict_keys_refuses_a_misused_key(self) -> None:

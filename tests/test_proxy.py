@@ -8,9 +8,6 @@ import asyncio
 import http.client
 import json
 import ssl
-import subprocess
-import sys
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -25,15 +22,27 @@ import trustme
 from aiohttp import web
 from fireweave import EvaluationContext, FlagType
 
-from conftest import AiohttpClient, OpenFireweave, SpawnedStub, free_port, spawn_stub
+from conftest import (
+    SERVICE_RUNTIME_KEY,
+    SERVICE_VENDOR_KEY,
+    AiohttpClient,
+    OpenFireweave,
+    SpawnedStub,
+    free_port,
+    one_line,
+    real_service,
+    run_stub,
+    spawn_stub,
+)
+from foreign_upstream import serving
 from stub import StubConfig, create_app
 from stub.client import StubClient
 from stub.faults.modes import FaultMode
 from stub.upstream import proxy as proxy_module
 from stub.upstream.transport import upstream_of
 
-KEY = "project-api-key_staging"
-VENDOR_KEY = "phc_staging"
+KEY = SERVICE_RUNTIME_KEY  # the upstream's own keys: it refuses any other
+VENDOR_KEY = SERVICE_VENDOR_KEY
 ORG = "svc_org_default"
 UPSTREAM_FIXTURES = """\
 flags:
@@ -73,8 +82,7 @@ def fixtures_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def upstream_stub(fixtures_file: Path) -> Iterator[SpawnedStub]:
     """The "real service": only its own keys, its own flags."""
-    keys = ("--api-key", KEY, "--api-key", VENDOR_KEY)
-    with spawn_stub("--fixtures", str(fixtures_file), *keys, read_log=False) as stub:
+    with real_service("--fixtures", str(fixtures_file)) as stub:
         yield stub
 
 
@@ -386,15 +394,7 @@ class TestSafety:
     def test_a_refused_upstream_is_one_line_before_any_connection(
         self, arguments: list[str], said: str
     ) -> None:
-        started = subprocess.run(
-            [sys.executable, "-m", "stub", "--port", "0", *arguments],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-        assert started.returncode == 2
-        (line,) = started.stderr.strip().splitlines()
+        line = one_line(run_stub("--port", "0", *arguments))
         assert said in line
         assert "secret" not in line
 
@@ -433,21 +433,8 @@ def tls_upstream(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str
 
     app = web.Application()
     app.router.add_post("/v1/flags/evaluate", evaluate)
-    loop = asyncio.new_event_loop()
-    runner = web.AppRunner(app)
-    loop.run_until_complete(runner.setup())
-    port = free_port()
-    site = web.TCPSite(runner, "127.0.0.1", port, ssl_context=context)
-    loop.run_until_complete(site.start())
-    serving = threading.Thread(target=loop.run_forever, daemon=True)
-    serving.start()
-    try:
-        yield f"https://127.0.0.1:{port}", bundle
-    finally:
-        loop.call_soon_threadsafe(loop.stop)
-        serving.join(5)
-        loop.run_until_complete(runner.cleanup())
-        loop.close()
+    with serving(app, ssl_context=context) as url:
+        yield url, bundle
 
 
 class TestTls:

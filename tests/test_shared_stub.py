@@ -11,8 +11,6 @@ import io
 import json
 import select
 import socket
-import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -21,7 +19,7 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
-from conftest import AUTH, AiohttpClient, SpawnedStub, spawn_stub
+from conftest import AUTH, AiohttpClient, SpawnedStub, one_line, run_stub, spawn_stub
 from stub import StubConfig, create_app
 from stub.client import StubClient
 from stub.fixtures import collection_paused
@@ -110,7 +108,7 @@ class TestFixtureDocumentBounds:
     def test_a_file_is_refused_at_start_in_one_line(self, tmp_path: Path) -> None:
         path = tmp_path / "bomb.yaml"
         path.write_text(ALIAS_BOMB, encoding="utf-8")
-        line = refused_at_start(path)
+        line = one_line(run_stub("--port", "0", "--fixtures", str(path)))
         assert line.startswith(f"svc-stub: error: {path}: its aliases expand it to about ")
 
     def test_a_watched_file_is_not_reloaded_and_the_reason_is_served(self, tmp_path: Path) -> None:
@@ -152,7 +150,7 @@ class TestFixtureDocumentBounds:
             assert stub.get("/health") == {"ok": True}
         path = tmp_path / "deep.yaml"
         path.write_text(deep, encoding="utf-8")
-        line = refused_at_start(path)
+        line = one_line(run_stub("--port", "0", "--fixtures", str(path)))
         assert "nests too deep" in line
 
     def test_a_stop_does_not_wait_for_documents_being_parsed(self) -> None:
@@ -182,20 +180,6 @@ class TestFixtureDocumentBounds:
                     reply += chunk
             assert reply.startswith(b"HTTP/1.1 200")
             assert len(stub.get("/_test/fixtures")["flags"]) == 20_000
-
-
-def refused_at_start(path: Path) -> str:
-    """`svc-stub --fixtures PATH`, which must exit 2 with one line: that line."""
-    started = subprocess.run(
-        [sys.executable, "-m", "stub", "--port", "0", "--fixtures", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert started.returncode == 2
-    (line,) = started.stderr.strip().splitlines()
-    return line
 
 
 def open_upload(url: str, path: str, document: bytes) -> socket.socket:

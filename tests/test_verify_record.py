@@ -26,15 +26,25 @@ from aiohttp import web
 from fireweave import EvaluationContext, FlagType
 
 import foreign_upstream
-from conftest import OpenFireweave, SpawnedStub, free_port, spawn_stub
+from conftest import (
+    SERVICE_RUNTIME_KEY,
+    SERVICE_VENDOR_KEY,
+    OpenFireweave,
+    SpawnedStub,
+    free_port,
+    one_line,
+    real_service,
+    run_stub,
+    spawn_stub,
+)
 from foreign_upstream import ForeignUpstream
 from stub.fixtures import load_fixture_file
 from stub.upstream.comparison import Difference, accepted_key
 from stub.upstream.record import RECORDED_ORG_KEY, RECORDING_CONTEXT
 
 ROOT = Path(__file__).resolve().parent.parent
-RUNTIME_KEY = "project-api-key_staging"
-VENDOR_KEY = "phc_staging"
+RUNTIME_KEY = SERVICE_RUNTIME_KEY  # the service's own keys: it refuses any other
+VENDOR_KEY = SERVICE_VENDOR_KEY
 ORG_KEY = "svc_org_acme_admin"
 FLAGS = """\
 flags:
@@ -50,14 +60,7 @@ KEYS = ("--runtime-key", RUNTIME_KEY, "--org-key", ORG_KEY)
 
 
 def svc_stub(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "stub", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_stub(*args, cwd=ROOT, timeout=120)
 
 
 def lines_of(done: subprocess.CompletedProcess[str]) -> dict[str, str]:
@@ -80,17 +83,9 @@ def flags_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def service(flags_file: Path) -> Iterator[SpawnedStub]:
     """The "real service": its own flags and organisations, only its own keys, strict."""
-    with spawn_stub(
-        "--fixtures",
-        str(flags_file),
-        "--fixtures",
-        str(ROOT / "tests" / "fixtures" / "management.yaml"),
-        "--api-key",
-        RUNTIME_KEY,
-        "--api-key",
-        VENDOR_KEY,
-        "--strict-keys",
-        read_log=False,
+    management = ROOT / "tests" / "fixtures" / "management.yaml"
+    with real_service(
+        "--fixtures", str(flags_file), "--fixtures", str(management), "--strict-keys"
     ) as stub:
         yield stub
 
@@ -156,8 +151,7 @@ class TestRecord:
             "record", "--upstream", service.url, "--runtime-key", "project-api-key_wrong",
             "--out", str(tmp_path / "x.yaml"),
         )  # fmt: skip
-        assert done.returncode == 2
-        (line,) = done.stderr.strip().splitlines()
+        line = one_line(done, "record")
         assert line.startswith("svc-stub record: error: POST /v1/flags/evaluate answered 401")
         assert "wrong" not in line
 
@@ -375,8 +369,7 @@ class TestInterruptionsAndMishaps:
             "record", "--upstream", differing, "--runtime-key", ECHOED_KEY,
             "--out", str(tmp_path / "x.yaml"),
         )  # fmt: skip
-        assert done.returncode == 2
-        (line,) = done.stderr.strip().splitlines()
+        line = one_line(done, "record")
         assert "key project-api-key_[redacted] revoked" in line
         assert ECHOED_KEY not in done.stdout + done.stderr
 
@@ -391,10 +384,7 @@ class TestInterruptionsAndMishaps:
             "SVC_STUB_ORG_KEY": ORG_KEY,
             "SVC_STUB_VENDOR_KEY": VENDOR_KEY,
         }
-        done = subprocess.run(
-            [sys.executable, "-m", "stub", "verify"],
-            cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120, check=False,
-        )  # fmt: skip
+        done = run_stub("verify", cwd=ROOT, env=environment, timeout=120)
         assert done.returncode == 0, done.stdout + done.stderr
         assert " 0 differ" in done.stdout.splitlines()[-1]
 
@@ -422,10 +412,7 @@ class TestVerifyUsage:
         self, arguments: list[str], said: str
     ) -> None:
         done = svc_stub("verify", *arguments, "--runtime-key", "project-api-key_TOPSECRET")
-        assert done.returncode == 2
-        (line,) = done.stderr.strip().splitlines()
-        assert line.startswith("svc-stub verify: error: ")
-        assert said in line
+        assert said in one_line(done, "verify")
         assert "TOPSECRET" not in done.stdout + done.stderr
 
 
@@ -454,14 +441,6 @@ FOREIGN_KEYS = (
 
 def against(foreign: ForeignUpstream, command: str, *more: str) -> Any:
     return svc_stub(command, "--upstream", foreign.url, *FOREIGN_KEYS, *more)
-
-
-def one_line(done: subprocess.CompletedProcess[str], command: str) -> str:
-    """The one line a refused run says (exit 2, nothing else on stderr)."""
-    assert done.returncode == 2, done.stdout + done.stderr
-    (line,) = done.stderr.strip().splitlines()
-    assert line.startswith(f"svc-stub {command}: error: "), line
-    return line
 
 
 def no_key_in(*texts: str) -> None:
@@ -667,8 +646,7 @@ class TestOneLineNeverATraceback:
     def test_a_malformed_upstream_address(self, command: str, address: str, tmp_path: Path) -> None:
         if command == "server":
             done = svc_stub("--port", "0", "--upstream", address)
-            (line,) = done.stderr.strip().splitlines()
-            assert (done.returncode, line.startswith("svc-stub: error: --upstream: ")) == (2, True)
+            assert one_line(done).startswith("svc-stub: error: --upstream: ")
             return
         out = ("--out", str(tmp_path / "x.yaml")) if command == "record" else ()
         done = svc_stub(command, "--upstream", address, "--runtime-key", "k" * 8, *out)
