@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from conftest import SpawnedStub, free_port, spawn_stub
+from conftest import SERVICE_RUNTIME_KEY, SpawnedStub, free_port, real_service, spawn_stub
 from stub.process import url_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -177,6 +177,34 @@ class TestManagementPlaneSection:
         assert fixtures.management is not None
         acme = fixtures.management.orgs["org_acme"]
         assert [p.slug for p in acme.projects] == ["checkout"]
+
+    def test_the_marker_example_passes_against_the_seeding_example(self, tmp_path: Path) -> None:
+        """The guide's marker test, as written, run with pytest in a new project whose
+        fixtures/acme.yaml is the guide's seeding example; `archive_project`, the tool it
+        tests, is the one in tests/examples/test_howto_management_tool.py, which the guide
+        says runs the example (and which holds it word for word)."""
+        text = docs_text()
+        seeding = text[text.index("\n### Seeding\n") :]
+        seeding = seeding[: seeding.index("\n### ", 5)]
+        (seed,) = re.findall(r"```yaml\n(.*?)```", seeding, re.S)
+        (example,) = re.findall(r"```python\n(.*?)```", seeding, re.S)
+        assert example.startswith('@pytest.mark.svc_stub(fixtures="fixtures/acme.yaml")\n')
+        howto = "tests/examples/test_howto_management_tool.py"
+        assert f"`{howto}` runs this" in " ".join(seeding.split())
+        source = (ROOT / howto).read_text(encoding="utf-8")
+        assert example in source
+        # The how-to's imports and its tool, without its own tests; then the guide's example.
+        tool = [
+            ast.get_source_segment(source, node) or ""
+            for node in ast.parse(source).body
+            if not (isinstance(node, ast.FunctionDef) and node.name.startswith("test_"))
+        ]
+        (tmp_path / "fixtures").mkdir()
+        (tmp_path / "fixtures" / "acme.yaml").write_text(seed, encoding="utf-8")
+        file = "\n\n".join(tool) + "\n\n\n" + example
+        done = pytest_in_a_new_project(tmp_path, "test_the_tool.py", file)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "1 passed" in done.stdout
 
 
 class TestNamespacesSection:
@@ -508,11 +536,8 @@ MANAGEMENT_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "management
 class TestTheRealServiceSection:
     def test_record_then_verify_run_as_written_against_a_stand_in(self, tmp_path: Path) -> None:
         commands, *_ = shell_blocks(REFERENCE)
-        stand_in = (
-            "--api-key", "project-api-key_staging", "--strict-keys",
-            "--fixtures", str(MANAGEMENT_FIXTURES),
-        )  # fmt: skip
-        with spawn_stub(*stand_in, read_log=False) as staging:
+        assert f"SVC_STUB_RUNTIME_KEY={SERVICE_RUNTIME_KEY} " in commands  # the stand-in's key
+        with real_service("--strict-keys", "--fixtures", str(MANAGEMENT_FIXTURES)) as staging:
             script = "set -eu\n" + "\n".join(
                 f"U={staging.url}" if line.startswith("U=") else line
                 for line in commands.splitlines()
@@ -558,8 +583,9 @@ class TestTheRealServiceSection:
 class TestProxySection:
     def test_the_tour_prints_what_the_readme_shows_in_front_of_a_stand_in(self) -> None:
         *_, tour = shell_blocks(REFERENCE)
+        assert f"Bearer {SERVICE_RUNTIME_KEY}'" in tour  # the stand-in's key
         with (
-            spawn_stub("--api-key", "project-api-key_staging", read_log=False) as staging,
+            real_service() as staging,
             spawn_stub("--upstream", staging.url, read_log=False) as proxy,
         ):
             results = run(tour, proxy.url)
@@ -713,7 +739,7 @@ RUN_BY: dict[tuple[str, str], str] = {
     ("docs/guides/management.md", "S=http://127.0.0.1:3901"): "TestManagementPlaneSection",
     ("docs/guides/management.md", "management:"): "TestManagementPlaneSection",
     ("docs/guides/management.md", '@pytest.mark.svc_stub(fixtures="fixtures/acme.yaml")'):
-        "TestPartialBlocks.test_the_marker_snippet",
+        "TestManagementPlaneSection.test_the_marker_example_passes_against_the_seeding_example",
     ("docs/guides/management.md", "# The provider's retry-free error path: the next project "
      "create fails with a 503"): "TestManagementPlaneSection",
     ("docs/guides/pytest.md", "from fireweave import EvaluationContext, FireweaveClient, "
@@ -729,7 +755,7 @@ RUN_BY: dict[tuple[str, str], str] = {
     ("docs/reference/control-plane.md", "import pytest"): "TestTheJournalExample",
 }  # fmt: skip
 """Each block, by page and first line, and the test that runs it (or checks it as far as a
-block that is partial can be: a CI workflow, a tree, a snippet)."""
+block that is partial can be: a CI workflow, a tree, a synopsis)."""
 
 
 class TestEveryBlockIsRun:
@@ -807,10 +833,37 @@ class TestPartialBlocks:
     """Blocks that cannot run here whole, checked as far as they go."""
 
     def test_the_tree(self) -> None:
+        """Every top-level name exists, and the package's listing is its modules, all of them
+        and no more: a folder two spaces in, its modules four."""
         (block,) = [b.text for b in blocks() if b.page == "docs/about/architecture.md"]
         named = [line.split()[0] for line in block.splitlines() if line and not line[0].isspace()]
         for name in named:
             assert (ROOT / name.rstrip("/")).exists(), name
+        package = ROOT / "stub"
+        listed = set(_package_listing(block))
+        modules = {
+            path.relative_to(ROOT).as_posix()
+            for path in package.rglob("*.py")
+            if path.name != "__init__.py" or path.parent == package
+        }
+        assert listed - {name for name in listed if not name.endswith(".py")} == modules
+
+
+def _package_listing(tree: str) -> Iterator[str]:
+    """The paths the tree names under `stub/`: `  name` at the package's level, `    name`
+    in the folder named last (deeper lines continue a description)."""
+    lines = tree.split("\nstub/", 1)[1].splitlines()[1:]
+    folder = "stub/"
+    for line in lines:
+        if not line.startswith(" "):
+            return
+        depth = len(line) - len(line.lstrip())
+        name = line.split()[0]
+        if depth == 2:
+            folder = f"stub/{name}" if name.endswith("/") else "stub/"
+            yield f"stub/{name}"
+        elif depth == 4:
+            yield folder + name
 
     def test_workflows(self) -> None:
         """CI files: valid YAML, and every svc-stub option they pass exists."""
@@ -850,13 +903,6 @@ class TestPartialBlocks:
             ).stdout  # fmt: skip
             for option in re.findall(r"(--[a-z-]+)", line):
                 assert option in helped, (sub, option)
-
-    def test_the_marker_snippet(self) -> None:
-        """The seeding guide's marker: the fixture it names is the seeding example."""
-        (snippet,) = [b.text for b in blocks() if b.first_line.startswith("@pytest.mark.svc_stub")]
-        compile(
-            snippet + "    pass\n" if snippet.rstrip().endswith(":") else snippet, "doc", "exec"
-        )
 
 
 class TestTheSite:

@@ -32,7 +32,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("one namespace's state", ("stub.state",)),
     (
         "the way in",
-        ("stub.route_declaration", "stub.namespaces", "stub.watch", "stub.serving"),
+        ("stub.route_declaration", "stub.routing", "stub.namespaces", "stub.watch", "stub.serving"),
     ),
     (
         "the routes and tools above serving",
@@ -42,7 +42,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "stub.conformance",
         ),
     ),
-    ("composition", ("stub.app", "stub.routing")),
+    ("composition", ("stub.app",)),
     (
         "the public API, the commands and the plugin",
         ("stub", "stub.testing", "stub.cli", "stub.entry", "stub.__main__"),
