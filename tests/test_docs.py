@@ -848,23 +848,6 @@ class TestPartialBlocks:
         }
         assert listed - {name for name in listed if not name.endswith(".py")} == modules
 
-
-def _package_listing(tree: str) -> Iterator[str]:
-    """The paths the tree names under `stub/`: `  name` at the package's level, `    name`
-    in the folder named last (deeper lines continue a description)."""
-    lines = tree.split("\nstub/", 1)[1].splitlines()[1:]
-    folder = "stub/"
-    for line in lines:
-        if not line.startswith(" "):
-            return
-        depth = len(line) - len(line.lstrip())
-        name = line.split()[0]
-        if depth == 2:
-            folder = f"stub/{name}" if name.endswith("/") else "stub/"
-            yield f"stub/{name}"
-        elif depth == 4:
-            yield folder + name
-
     def test_workflows(self) -> None:
         """CI files: valid YAML, and every svc-stub option they pass exists."""
         import yaml
@@ -926,3 +909,20 @@ class TestTheSite:
         assert "/_test/namespaces" in api  # from stub/openapi.json
         environment = (tmp_path / "site" / "reference" / "environment" / "index.html").read_text()
         assert "SVC_STUB_RUNTIME_KEY" in environment
+
+
+def _package_listing(tree: str) -> Iterator[str]:
+    """The paths the tree names under `stub/`: `  name` at the package's level, `    name`
+    in the folder named last (deeper lines continue a description)."""
+    lines = tree.split("\nstub/", 1)[1].splitlines()[1:]
+    folder = "stub/"
+    for line in lines:
+        if not line.startswith(" "):
+            return
+        depth = len(line) - len(line.lstrip())
+        name = line.split()[0]
+        if depth == 2:
+            folder = f"stub/{name}" if name.endswith("/") else "stub/"
+            yield f"stub/{name}"
+        elif depth == 4:
+            yield folder + name
