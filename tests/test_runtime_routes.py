@@ -13,7 +13,7 @@ from aiohttp.test_utils import TestClient
 from conftest import AUTH, AiohttpClient
 from stub import StubConfig, create_app, load_fixture_paths
 from stub.fixtures import default_fixture_dir
-from stub.runtime.evaluation import DecisionTable
+from stub.runtime.evaluation import MAX_REMEMBERED, MAX_REMEMBERED_BODY_BYTES, DecisionTable
 
 EVALUATE = "/v1/flags/evaluate"
 CAPTURE = "/v1/capture"
@@ -205,6 +205,60 @@ class TestEvaluate:
         error = await error_of(response, 400)
         assert error["error"] == "INVALID_BODY"
         assert error["message"].startswith(message)
+
+
+class TestTheSameQuestionAgain:
+    """A body's decisions are remembered per fixture set: asked again, the same answer (its
+    own requestId), never one from fixtures no longer served, never for a body refused."""
+
+    RAW = b'{"targetingKey": "u1", "flagKeys": ["checkout-v2"]}'
+
+    async def asked(self, client: TestClient[Any, Any], raw: bytes = RAW) -> Any:
+        response = await client.post(EVALUATE, data=raw, headers=AUTH)
+        assert response.status == 200, await response.text()
+        return await response.json()
+
+    async def test_asked_twice_the_decisions_are_the_same_the_request_ids_not(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        first, second = await self.asked(client), await self.asked(client)
+        assert first["decisions"] == second["decisions"]
+        assert first["decisions"][0]["value"] == "treatment-b"
+        assert first["requestId"] != second["requestId"]
+
+    async def test_new_fixtures_answer_the_same_body_anew(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        assert (await self.asked(client))["decisions"][0]["value"] == "treatment-b"
+        fixtures = {"flags": {"checkout-v2": {"type": "string", "value": "control"}}}
+        async with client.post("/_test/fixtures", json=fixtures) as served:
+            assert served.status == 200, await served.text()
+        assert (await self.asked(client))["decisions"][0]["value"] == "control"
+        async with client.post("/_test/reset") as reset:
+            assert reset.status == 200
+        assert (await self.asked(client))["decisions"][0]["value"] == "treatment-b"
+
+    async def test_a_refused_body_is_refused_every_time(self, client: TestClient[Any, Any]) -> None:
+        refused = b'{"targetingKey": ""}'
+        for _ in range(2):
+            response = await client.post(EVALUATE, data=refused, headers=AUTH)
+            assert (await error_of(response, 400))["error"] == "TARGETING_KEY_REQUIRED"
+
+    async def test_a_key_is_checked_before_a_remembered_answer(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await self.asked(client)
+        response = await client.post(EVALUATE, data=self.RAW)
+        assert (await error_of(response, 401))["error"] == "UNAUTHORIZED"
+
+    def test_what_a_table_remembers_is_bounded(self) -> None:
+        table = DecisionTable(load_fixture_paths([default_fixture_dir()]).flags)
+        for n in range(MAX_REMEMBERED + 1):
+            table.remember(b"%d" % n, b"[]")
+        assert table.answered(b"0") is None  # full: it started afresh
+        assert table.answered(b"%d" % MAX_REMEMBERED) == b"[]"
+        table.remember(b" " * (MAX_REMEMBERED_BODY_BYTES + 1), b"[]")
+        assert table.answered(b" " * (MAX_REMEMBERED_BODY_BYTES + 1)) is None
 
 
 class TestAuthentication:

@@ -45,16 +45,41 @@ def missing_decision(key: str) -> dict[str, Any]:
     return {"flagKey": key, "found": False, "value": None, "reason": "ERROR"}
 
 
-class DecisionTable:
-    """Pre-encoded decisions for one fixture set."""
+MAX_REMEMBERED = 1024
+MAX_REMEMBERED_BODY_BYTES = 4096
+MAX_REMEMBERED_ANSWER_BYTES = 64 * 1024
+"""What a table remembers of the bodies it answered: at most 1,024 answers (then it starts
+afresh), of bodies up to 4 KiB and answers up to 64 KiB: 70 MB at the very worst, a few
+hundred KB for a test suite's handful of contexts."""
 
-    __slots__ = ("_all_keys", "_conditional", "_matched", "_unmatched")
+
+class DecisionTable:
+    """Pre-encoded decisions for one fixture set, and the answers it gave by request body: a
+    body's decisions are a pure function of the fixtures and the body, so a client that asks
+    the same question again (as every poll and every test does) is answered without parsing
+    it. A new fixture set is a new table, so nothing remembered outlives what it was read
+    from."""
+
+    __slots__ = ("_all_keys", "_answered", "_conditional", "_matched", "_unmatched")
 
     def __init__(self, flags: Mapping[str, Flag]) -> None:
         self._all_keys = tuple(flags)
         self._matched = {key: orjson.dumps(matched_decision(f)) for key, f in flags.items()}
         self._unmatched = {key: orjson.dumps(unmatched_decision(key)) for key in flags}
         self._conditional = {key: f for key, f in flags.items() if f.is_conditional}
+        self._answered: dict[bytes, bytes] = {}
+
+    def answered(self, body: bytes) -> bytes | None:
+        """The decisions already given for this very body, if remembered."""
+        return self._answered.get(body)
+
+    def remember(self, body: bytes, decisions: bytes) -> None:
+        """Remember the decisions a valid `body` got (see MAX_REMEMBERED)."""
+        if len(body) > MAX_REMEMBERED_BODY_BYTES or len(decisions) > MAX_REMEMBERED_ANSWER_BYTES:
+            return
+        if len(self._answered) >= MAX_REMEMBERED:
+            self._answered.clear()
+        self._answered[body] = decisions
 
     def encode(
         self,

@@ -7,16 +7,19 @@ from typing import Any
 from aiohttp import web
 
 from stub.route_declaration import Records, RouteDeclaration
+from stub.runtime.evaluation import DecisionTable
 from stub.serving import admit
 from stub.state import state_of
 from stub.wire import (
     ApiError,
     encoded_response,
     invalid_body,
+    json_object,
     json_response,
     json_type,
     optional_object,
     optional_strings,
+    read_body,
     read_json_object,
     request_id,
 )
@@ -34,17 +37,26 @@ routes = web.RouteTableDef()
 
 @routes.post("/v1/flags/evaluate", **EVALUATE.route)
 async def evaluate(request: web.Request) -> web.Response:
-    body = await _authenticated_body(request, EVALUATE)
+    admit(request, EVALUATE.key.read(request, None), "runtime", EVALUATE.key.hint)
+    raw = await read_body(request)
+    table = state_of(request).served.decisions
+    decisions = table.answered(raw)
+    if decisions is None:  # a body not seen before: checked, then remembered
+        decisions = _decisions(table, json_object(raw, request.content_type))
+        table.remember(raw, decisions)
+    return encoded_response(
+        b'{"decisions":%b,"requestId":"%b","quotaLimited":false}'
+        % (decisions, request_id(request).encode())
+    )
+
+
+def _decisions(table: DecisionTable, body: dict[str, Any]) -> bytes:
     targeting_key = _targeting_key(body)
     flag_keys = optional_strings(body, "flagKeys") or []
     attributes = optional_object(body, "attributes")
     optional_object(body, "groups")
     optional_object(body, "groupProperties")
-    decisions = state_of(request).served.decisions.encode(flag_keys, targeting_key, attributes)
-    return encoded_response(
-        b'{"decisions":%b,"requestId":"%b","quotaLimited":false}'
-        % (decisions, request_id(request).encode())
-    )
+    return table.encode(flag_keys, targeting_key, attributes)
 
 
 @routes.post("/v1/capture", **CAPTURE.route)
