@@ -1,13 +1,19 @@
-"""The 1.0 baseline: bare aiohttp that parses the request and encodes the same answer with the
-standard json module on every request. With --fixed it answers pre-encoded bytes instead: the
-framework's ceiling. Prints the same ready line as svc-stub."""
+"""The 1.0 baseline: bare aiohttp that parses the request and encodes the same answer svc-stub
+gives with the standard json module on every request, for evaluate, capture and the vendor's
+/flags. With --fixed it answers each route's pre-encoded bytes instead (encoded once, with
+orjson, as svc-stub encodes): the framework's ceiling. Prints the same ready line as svc-stub."""
 
 import asyncio
 import json
 import signal
 import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
 
+import orjson
 from aiohttp import web
+
+Handler = Callable[[web.Request], Awaitable[web.Response]]
 
 DECISIONS = {
     "checkout-v2": {
@@ -31,27 +37,84 @@ DECISIONS = {
         "payload": {"rolloutId": "r1", "headline": "Save 20% yearly"},
     },
 }
+VENDOR_FLAGS = {
+    "checkout-v2": {
+        "key": "checkout-v2",
+        "enabled": True,
+        "variant": "treatment-b",
+        "reason": {
+            "code": "condition_match",
+            "condition_index": 0,
+            "description": "Condition set 1 matched",
+        },
+        "metadata": {"id": 4, "version": 7, "payload": None},
+    },
+}
+"""svc-stub's v2 `/flags` record of the default fixtures' checkout-v2."""
+REQUEST_ID = "00000000-0000-4000-8000-000000000001"
+
+
+def json_answer(answer: Any) -> web.Response:
+    return web.Response(body=json.dumps(answer).encode(), content_type="application/json")
 
 
 async def evaluate(request: web.Request) -> web.Response:
     body = json.loads(await request.read())
     decisions = [DECISIONS[key] for key in body["flagKeys"] if key in DECISIONS]
-    answer = {
-        "decisions": decisions,
-        "requestId": "00000000-0000-4000-8000-000000000001",
-        "quotaLimited": False,
-    }
-    return web.Response(body=json.dumps(answer).encode(), content_type="application/json")
+    return json_answer({"decisions": decisions, "requestId": REQUEST_ID, "quotaLimited": False})
 
 
-FIXED = json.dumps(
-    {"decisions": list(DECISIONS.values()), "requestId": "x", "quotaLimited": False}
-).encode()
+async def capture(request: web.Request) -> web.Response:
+    events = json.loads(await request.read())["events"]
+    if not isinstance(events, list):
+        raise web.HTTPBadRequest()
+    return json_answer({"ok": True, "accepted": len(events)})
 
 
-async def fixed(request: web.Request) -> web.Response:
-    await request.read()
-    return web.Response(body=FIXED, content_type="application/json")
+async def flags(request: web.Request) -> web.Response:
+    body = json.loads(await request.read())
+    keys = body.get("flag_keys_to_evaluate") or list(VENDOR_FLAGS)
+    return json_answer(
+        {
+            "flags": {key: VENDOR_FLAGS[key] for key in keys if key in VENDOR_FLAGS},
+            "errorsWhileComputingFlags": False,
+            "quotaLimited": None,
+            "requestId": REQUEST_ID,
+        }
+    )
+
+
+def fixed(answer: Any) -> Handler:
+    """A handler that reads the request and answers `answer`, encoded once here."""
+    encoded = orjson.dumps(answer)
+
+    async def handler(request: web.Request) -> web.Response:
+        await request.read()
+        return web.Response(body=encoded, content_type="application/json")
+
+    return handler
+
+
+FIXED = {
+    "/v1/flags/evaluate": fixed(
+        {"decisions": list(DECISIONS.values()), "requestId": REQUEST_ID, "quotaLimited": False}
+    ),
+    "/v1/capture": fixed({"ok": True, "accepted": 1}),
+    "/flags": fixed(
+        {
+            "flags": VENDOR_FLAGS,
+            "errorsWhileComputingFlags": False,
+            "quotaLimited": None,
+            "requestId": REQUEST_ID,
+        }
+    ),
+}
+"""The ceiling's answers: what the bench's requests (bench/harness/client.py) are answered."""
+BUILT: dict[str, Handler] = {
+    "/v1/flags/evaluate": evaluate,
+    "/v1/capture": capture,
+    "/flags": flags,
+}
 
 
 async def health(request: web.Request) -> web.Response:
@@ -60,7 +123,8 @@ async def health(request: web.Request) -> web.Response:
 
 async def main() -> None:
     app = web.Application()
-    app.router.add_post("/v1/flags/evaluate", fixed if "--fixed" in sys.argv else evaluate)
+    for path, handler in (FIXED if "--fixed" in sys.argv else BUILT).items():
+        app.router.add_post(path, handler)
     app.router.add_get("/health", health)
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
     await runner.setup()

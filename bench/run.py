@@ -8,9 +8,11 @@ The scenarios are modules of bench/scenarios/, each registered under the name --
 what they share (servers, worktrees of other commits, wrk, callgrind, the ratio tables) is
 bench/harness/.
 
-    python bench/run.py                       # about twelve minutes
+    python bench/run.py                       # about twelve minutes, and fourteen for release
     python bench/run.py --quick               # shorter runs, for a smoke check
     python bench/run.py --only startup        # one scenario (repeatable; see --help)
+    python bench/run.py --only release        # the release guard: this checkout against the
+                                              # last release (--baseline COMMIT for another)
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from scenarios import Options, Scenario, load
 def main() -> None:
     scenarios = load()
     arguments = parser(scenarios).parse_args()
-    options = Options(quick=arguments.quick)
+    options = Options(quick=arguments.quick, baseline=arguments.baseline)
     print(
         f"# svc-stub benchmark, {time.strftime('%Y-%m-%d')}, {os.cpu_count()} CPUs, "
         f"Python {sys.version.split()[0]}"
@@ -56,6 +58,12 @@ def parser(scenarios: dict[str, Scenario]) -> argparse.ArgumentParser:
         choices=scenarios,
         metavar="NAME",
         help="run only this scenario (repeatable; names below)",
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="COMMIT",
+        help="the earlier commit a scenario that guards against one measures this checkout "
+        "against (release), instead of its own",
     )
     return parser
 

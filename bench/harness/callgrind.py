@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from harness.client import send_evaluates
+from harness.client import EVALUATE, Route, send_requests
 from harness.servers import launch, ready_url
 
 
@@ -21,9 +21,20 @@ def instructions_per_evaluate(
     warm: int = 200,
     origin: str | None = None,
 ) -> float:
+    """`instructions_per_request` of evaluate (`origin`: as its `Origin`)."""
+    return instructions_per_request(name, requests, tree, warm, Route(origin=origin))
+
+
+def instructions_per_request(
+    name: str,
+    requests: int,
+    tree: Path | None = None,
+    warm: int = 200,
+    route: Route = EVALUATE,
+) -> float:
     """The server `name` (`tree`: as `servers.started`'s) runs under callgrind with counting
-    off until it is ready and has answered `warm` evaluates; one keep-alive connection then
-    sends `requests` evaluates (`origin`: as their `Origin`), and only those are counted."""
+    off until it is ready and has answered `warm` of `route`; one keep-alive connection then
+    sends `requests` more, and only those are counted."""
     command, cwd, env = launch(name, tree)
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "callgrind.out"
@@ -38,9 +49,9 @@ def instructions_per_evaluate(
         )
         try:
             url = ready_url(process, f"{name} did not start under valgrind")
-            send_evaluates(url, warm, origin)  # first-request work is not what a request costs
+            send_requests(url, warm, route)  # first-request work is not what a request costs
             _instrumentation(process, "on")
-            send_evaluates(url, requests, origin)
+            send_requests(url, requests, route)
             _instrumentation(process, "off")
         finally:
             process.send_signal(signal.SIGINT)

@@ -7,9 +7,10 @@ import http.client
 import json
 import urllib.request
 from dataclasses import dataclass
+from typing import Any
 
 EVALUATE_BODY = json.dumps({"targetingKey": "user-1", "flagKeys": ["checkout-v2", "pricing-page"]})
-ROUTE_BODIES = {
+ROUTE_BODIES: dict[str, dict[str, Any]] = {
     "/v1/capture": {"events": [{"type": "exposure", "targetingKey": "u", "flagKey": "k"}]},
     "/flags": {"api_key": "phc", "distinct_id": "u", "flag_keys_to_evaluate": ["checkout-v2"]},
 }
@@ -67,6 +68,37 @@ def check_evaluate(url: str) -> None:
         raise RuntimeError(f"{url}: evaluate did not find the bench flags: {answer}")
 
 
+def check_capture(url: str) -> None:
+    """Capture at `url` accepts the bench's one event, as svc-stub answers it."""
+    body = ROUTE_BODIES["/v1/capture"]
+    answer = json.loads(get(url, json.dumps(body).encode(), token=EVALUATE.token))
+    if answer != {"ok": True, "accepted": len(body["events"])}:
+        raise RuntimeError(f"{url}: capture did not accept the bench event: {answer}")
+
+
+def check_flags(url: str) -> None:
+    """The vendor's /flags at `url` answers the one flag asked for, enabled, in the v2 body."""
+    body = ROUTE_BODIES["/flags"]
+    answer = json.loads(get(url, json.dumps(body).encode(), token=EVALUATE.token))
+    members = {"flags", "errorsWhileComputingFlags", "quotaLimited", "requestId"}
+    flags = answer.get("flags", {}) if set(answer) == members else {}
+    if list(flags) != body["flag_keys_to_evaluate"] or not all(
+        {"key", "enabled", "variant", "reason", "metadata"} <= set(record) and record["enabled"]
+        for record in flags.values()
+    ):
+        raise RuntimeError(f"{url}: /flags did not answer the bench flag: {answer}")
+
+
+CHECKS = {EVALUATE.path: check_evaluate, "/v1/capture": check_capture, "/flags": check_flags}
+"""Each route's check, by path: called with the route's URL."""
+
+
+def check_answer(server_url: str, route: Route) -> None:
+    """`route` (evaluate or a key of ROUTE_BODIES) at the server answers 200 with the shape
+    svc-stub answers: a 400, 404 or an empty answer is cheap, and would flatter the server."""
+    CHECKS[route.path](server_url + route.path)
+
+
 def connection_to(url: str, timeout: float) -> http.client.HTTPConnection:
     """A keep-alive connection to the server at `url` (`http://host:port`)."""
     host, port = url.removeprefix("http://").split(":")
@@ -91,10 +123,24 @@ def evaluate_once(connection: http.client.HTTPConnection, headers: dict[str, str
 
 def send_evaluates(url: str, count: int, origin: str | None = None) -> None:
     """`count` evaluates one after another on one keep-alive connection."""
+    send_requests(url, count, Route(origin=origin))
+
+
+def send_requests(url: str, count: int, route: Route = EVALUATE) -> None:
+    """`count` of `route` one after another on one keep-alive connection, each answer read
+    whole; RuntimeError unless each is a 200."""
     connection = connection_to(url, timeout=60)
-    headers = evaluate_headers(origin)
+    headers = {"Authorization": f"Bearer {route.token}"}
+    if route.body is not None:
+        headers["Content-Type"] = "application/json"
+    if route.origin is not None:
+        headers["Origin"] = route.origin
     try:
         for _ in range(count):
-            evaluate_once(connection, headers)
+            connection.request(route.method, route.path, route.body, headers)
+            answer = connection.getresponse()
+            answer.read()
+            if answer.status != 200:
+                raise RuntimeError(f"{route.label} answered {answer.status}")
     finally:
         connection.close()

@@ -25,6 +25,7 @@ from harness.client import (
 from harness.servers import BENCH, LOAD_CPU, Server
 
 T = TypeVar("T")
+K = TypeVar("K")
 
 
 @dataclass
@@ -106,10 +107,11 @@ def _latency_ms(out: str, percentile: str) -> float:
     return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
 
 
-def alternated(runs: Mapping[str, Callable[[], T]], rounds: int) -> dict[str, list[T]]:
+def alternated(runs: Mapping[K, Callable[[], T]], rounds: int) -> dict[K, list[T]]:
     """Each run once a round, the order swapped every round, so drift on the machine hits
-    every run alike."""
-    loads: dict[str, list[T]] = {label: [] for label in runs}
+    every run alike. A run's label is any key: a server's name, or a tuple (route, connections,
+    server) when a round takes every cell of a table."""
+    loads: dict[K, list[T]] = {label: [] for label in runs}
     for round_ in range(rounds):
         order = list(runs.items())
         for label, run in order if round_ % 2 == 0 else reversed(order):

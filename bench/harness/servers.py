@@ -1,8 +1,9 @@
 """The servers a scenario measures, started pinned to one CPU and stopped by PID.
 
-Three servers answer evaluate: this checkout's svc-stub, a bare aiohttp app that does the same
-work with the standard `json` module (bench/baseline.py) and aiohttp's ceiling (pre-encoded
-bytes). svc-stub can also run from a `worktree` of another commit, beside this checkout's.
+Three servers answer evaluate, capture and the vendor's /flags: this checkout's svc-stub, a bare
+aiohttp app that does the same work with the standard `json` module (bench/baseline.py) and
+aiohttp's ceiling (the same answers encoded once). svc-stub can also run from a `worktree` of
+another commit, beside this checkout's.
 """
 
 from __future__ import annotations

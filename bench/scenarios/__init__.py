@@ -18,6 +18,7 @@ from typing import TypeVar
 T = TypeVar("T")
 
 FULL_RUN = (
+    "release",
     "throughput",
     "rate-limit",
     "watch",
@@ -43,6 +44,9 @@ class Options:
 
     quick: bool
     """Shorter runs and fewer rounds: a smoke check, not figures to quote."""
+    baseline: str | None = None
+    """The earlier commit a scenario that measures this checkout against one takes instead of
+    its own (`--baseline`); None: the scenario's own."""
 
     def pick(self, quick: T, full: T) -> T:
         """`quick` on a --quick run, else `full`: a duration, a count of rounds or requests."""
