@@ -20,7 +20,6 @@ from stub.wire import (
     optional_object,
     optional_strings,
     read_body,
-    read_json_object,
     request_id,
 )
 
@@ -37,8 +36,7 @@ routes = web.RouteTableDef()
 
 @routes.post("/v1/flags/evaluate", **EVALUATE.route)
 async def evaluate(request: web.Request) -> web.Response:
-    admit(request, EVALUATE.key.read(request, None), "runtime", EVALUATE.key.hint)
-    raw = await read_body(request)
+    raw = await _authenticated_raw(request, EVALUATE)
     table = state_of(request).served.decisions
     decisions = table.answered(raw)
     if decisions is None:  # a body not seen before: checked, then remembered
@@ -78,10 +76,15 @@ async def register_target(request: web.Request) -> web.Response:
     return json_response({"ok": True, "targetingKey": targeting_key})
 
 
-async def _authenticated_body(request: web.Request, route: RouteDeclaration) -> dict[str, Any]:
-    """The key first (a 401 before a 400, as the service answers), then the body."""
+async def _authenticated_raw(request: web.Request, route: RouteDeclaration) -> bytes:
+    """The key first (a 401 before a 400, as the service answers), then the body's bytes."""
     admit(request, route.key.read(request, None), "runtime", route.key.hint)
-    return await read_json_object(request)
+    return await read_body(request)
+
+
+async def _authenticated_body(request: web.Request, route: RouteDeclaration) -> dict[str, Any]:
+    """The key, then the body as a JSON object."""
+    return json_object(await _authenticated_raw(request, route), request.content_type)
 
 
 def _targeting_key(body: dict[str, Any]) -> str:

@@ -5,7 +5,7 @@ compare by shape."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import orjson
@@ -76,18 +76,25 @@ def _differences(theirs: Any, ours: Any, at: str, values: bool) -> Iterator[Diff
     if _kind(theirs) != _kind(ours):
         yield Difference(at, _kind(theirs), _kind(ours))
     elif isinstance(theirs, dict):
-        for member in sorted(theirs.keys() | ours.keys()):
-            where = f"{at}.{member}"
-            if member not in ours:
-                yield Difference(where, PRESENT, ABSENT)
-            elif member not in theirs:
-                yield Difference(where, ABSENT, PRESENT)
-            else:
-                yield from _differences(theirs[member], ours[member], where, values)
+        yield from _keyed_differences(theirs, ours, lambda member: f"{at}.{member}", values)
     elif isinstance(theirs, list):
         yield from _list_differences(theirs, ours, at, values)
     elif _compared(at, values) and theirs != ours:
         yield Difference(at, theirs, ours)
+
+
+def _keyed_differences(
+    theirs: dict[Any, Any], ours: dict[Any, Any], where: Callable[[Any], str], values: bool
+) -> Iterator[Difference]:
+    """Two maps compared key by key (an object's members, or list items paired by a key):
+    what one side has and the other lacks, then what both have, each `where` it stands."""
+    for key in sorted(theirs.keys() | ours.keys(), key=str):
+        if key not in ours:
+            yield Difference(where(key), PRESENT, ABSENT)
+        elif key not in theirs:
+            yield Difference(where(key), ABSENT, PRESENT)
+        else:
+            yield from _differences(theirs[key], ours[key], where(key), values)
 
 
 def _list_differences(
@@ -95,16 +102,12 @@ def _list_differences(
 ) -> Iterator[Difference]:
     pairing = _pairing_key(theirs, ours)
     if values and pairing is not None:
-        mine = {item[pairing]: item for item in ours}
-        their = {item[pairing]: item for item in theirs}
-        for key in sorted(their.keys() | mine.keys(), key=str):
-            where = f"{at}[{pairing}={key}]"
-            if key not in mine:
-                yield Difference(where, PRESENT, ABSENT)
-            elif key not in their:
-                yield Difference(where, ABSENT, PRESENT)
-            else:
-                yield from _differences(their[key], mine[key], where, values)
+        yield from _keyed_differences(
+            {item[pairing]: item for item in theirs},
+            {item[pairing]: item for item in ours},
+            lambda key: f"{at}[{pairing}={key}]",
+            values,
+        )
     elif values and len(theirs) != len(ours):
         yield Difference(at, Kind(f"{len(theirs)} items"), Kind(f"{len(ours)} items"))
     elif values:
