@@ -11,7 +11,7 @@ import re
 import time
 import urllib.parse
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from aiohttp import hdrs, web
@@ -103,8 +103,12 @@ class Namespaces:
         name = _named_by(request)
         if name is not None:
             return self.named(name)
-        keyed = self._owners or self._evicted_keys
-        return self._by_header_key(request) if keyed else self.default
+        return self._by_header_key(request) if self.keyed else self.default
+
+    @property
+    def keyed(self) -> bool:
+        """Keys are bound to namespaces (or were, to evicted ones): a key may pick one."""
+        return bool(self._owners or self._evicted_keys)
 
     def pick_explicit(self, request: web.Request) -> StubState:
         """A control request's namespace: by prefix or header only (keys never choose it)."""
@@ -339,11 +343,15 @@ def base_url(request: web.Request) -> str:
 
 
 def _named_by(request: web.Request) -> str | None:
-    """The name the path prefix or the header gives, if any (a bad header name is a 400)."""
-    name = request_value(request, PREFIXED)
-    if name is not None:
-        return name
-    header = request.headers.get(HEADER)
+    return named_in(request_value(request, PREFIXED), request.headers)
+
+
+def named_in(prefixed: str | None, headers: Mapping[str, str]) -> str | None:
+    """The name the path prefix (`prefixed`) or the header gives, if any (a bad header name is
+    a 400)."""
+    if prefixed is not None:
+        return prefixed
+    header = headers.get(HEADER)
     return None if header is None else check_name(header.strip(), HEADER)
 
 
@@ -382,7 +390,7 @@ def _prefix_aware(make_request: RequestFactory) -> RequestFactory:
     ) -> web.Request:
         name = None
         if PREFIX in message.path:  # "in": an absolute-form target starts with its scheme
-            name, message = _unprefixed(message)
+            name, message = unprefixed(message)
         request = make_request(message, payload, protocol, writer, task, _cls)
         if name is not None:
             request[PREFIXED] = name
@@ -391,7 +399,9 @@ def _prefix_aware(make_request: RequestFactory) -> RequestFactory:
     return make
 
 
-def _unprefixed(message: RawRequestMessage) -> tuple[str | None, RawRequestMessage]:
+def unprefixed(message: RawRequestMessage) -> tuple[str | None, RawRequestMessage]:
+    """The namespace a request's `/ns/{name}` prefix names, and the request without it; (None,
+    the request) when it has none or a bad one."""
     url = message.url
     if not url.raw_path.startswith(PREFIX):
         return None, message

@@ -28,6 +28,7 @@ from stub.wire import (
     ErrorBody,
     body_broken,
     check_api_key,
+    is_accepted,
     request_value,
     runtime_error_body,
 )
@@ -257,6 +258,17 @@ def admit(
         retry_after_s = state.limiter.take(key)
         if retry_after_s is not None:
             raise RateLimited(retry_after_s)
+
+
+def admits_quietly(state: StubState, key: str, plane: ClientPlane) -> bool:
+    """Whether `admit` lets `key` through and leaves no trace: accepted, used where its
+    family may be, and no rate limit to charge."""
+    policy = state.key_policy
+    return (
+        is_accepted(key, policy.accepted)
+        and policy.misuse(key, plane) is None
+        and not state.limiter.active
+    )
 
 
 def _warn(request: web.Request, response: web.StreamResponse | None, warning: str) -> None:

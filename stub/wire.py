@@ -94,8 +94,13 @@ _REQUEST_ID_PREFIX = "00000000-0000-4000-8000-"
 
 
 def request_id(request: web.Request) -> str:
+    """The id of the request's answer (see `request_id_of`)."""
+    return request_id_of(request.get(REQUEST_SEQ, 0))
+
+
+def request_id_of(seq: int) -> str:
     """A UUID-shaped id whose last group is the request's seq in `/_test/requests`."""
-    return _REQUEST_ID_PREFIX + str(request.get(REQUEST_SEQ, 0)).zfill(12)
+    return _REQUEST_ID_PREFIX + str(seq).zfill(12)
 
 
 def invalid_body(message: str) -> ApiError:
@@ -265,13 +270,21 @@ def redacted_query(query_string: str) -> dict[str, str | list[str]]:
 
 def bearer_token(request: web.BaseRequest) -> str:
     """The token of `Authorization: Bearer <token>` (the scheme in any case), or ""."""
-    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    return bearer_token_in(request.headers)
+
+
+def bearer_token_in(headers: Mapping[str, str]) -> str:
+    scheme, _, token = headers.get("Authorization", "").partition(" ")
     return token.strip() if scheme.lower() == "bearer" else ""
 
 
 def presented_key(request: web.BaseRequest) -> str:
     """The API key a client presented: `Authorization: Bearer` (any case) or `x-api-key`."""
-    return bearer_token(request) or request.headers.get("x-api-key", "").strip()
+    return presented_key_in(request.headers)
+
+
+def presented_key_in(headers: Mapping[str, str]) -> str:
+    return bearer_token_in(headers) or headers.get("x-api-key", "").strip()
 
 
 RUNTIME_KEY_HINT = "send 'Authorization: Bearer <key>' or 'x-api-key: <key>'"
@@ -281,12 +294,17 @@ def check_api_key(key: str, accepted: Collection[str], hint: str = RUNTIME_KEY_H
     """Any non-empty key unless keys were configured; the key itself is never echoed."""
     if not key:
         raise ApiError(401, "UNAUTHORIZED", f"missing API key: {hint}")
-    if accepted and key not in accepted:
+    if not is_accepted(key, accepted):
         raise ApiError(
             401,
             "UNAUTHORIZED",
             "API key not accepted by this stub (see --api-key and the fixtures' keys.accepted)",
         )
+
+
+def is_accepted(key: str, accepted: Collection[str]) -> bool:
+    """A non-empty key that is listed, or any when none are (the spec's stub rule)."""
+    return bool(key) and (not accepted or key in accepted)
 
 
 MAX_WAIT_MS = 60_000

@@ -11,6 +11,7 @@ from stub.runtime.evaluation import DecisionTable
 from stub.serving import admit
 from stub.state import state_of
 from stub.wire import (
+    REQUEST_SEQ,
     ApiError,
     encoded_response,
     invalid_body,
@@ -20,7 +21,7 @@ from stub.wire import (
     optional_object,
     optional_strings,
     read_body,
-    request_id,
+    request_id_of,
 )
 
 EVALUATE = RouteDeclaration("evaluate")
@@ -34,17 +35,32 @@ its target (the body)."""
 routes = web.RouteTableDef()
 
 
-@routes.post("/v1/flags/evaluate", **EVALUATE.route)
+EVALUATE_PATH = "/v1/flags/evaluate"
+
+
+@routes.post(EVALUATE_PATH, **EVALUATE.route)
 async def evaluate(request: web.Request) -> web.Response:
     raw = await _authenticated_raw(request, EVALUATE)
     table = state_of(request).served.decisions
+    decisions = evaluated(table, raw, request.content_type)
+    return encoded_response(evaluate_answer(decisions, request[REQUEST_SEQ]))
+
+
+def evaluated(table: DecisionTable, raw: bytes, sent_as: str) -> bytes:
+    """The decisions an evaluate body (sent as Content-Type `sent_as`) gets: remembered, or
+    checked (else a 400) and then remembered."""
     decisions = table.answered(raw)
-    if decisions is None:  # a body not seen before: checked, then remembered
-        decisions = _decisions(table, json_object(raw, request.content_type))
+    if decisions is None:
+        decisions = _decisions(table, json_object(raw, sent_as))
         table.remember(raw, decisions)
-    return encoded_response(
-        b'{"decisions":%b,"requestId":"%b","quotaLimited":false}'
-        % (decisions, request_id(request).encode())
+    return decisions
+
+
+def evaluate_answer(decisions: bytes, seq: int) -> bytes:
+    """Evaluate's answer to the request numbered `seq`, its `decisions` encoded."""
+    return b'{"decisions":%b,"requestId":"%b","quotaLimited":false}' % (
+        decisions,
+        request_id_of(seq).encode(),
     )
 
 
