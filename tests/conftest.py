@@ -21,9 +21,21 @@ from fireweave import FireweaveClient, FireweaveRemoteAdapter, FireweaveRuntime
 
 from stub import StubConfig, create_app
 from stub.process import StubProcess
+from stub.testing.in_process import StubTestServer
 
 AiohttpClient = Callable[[Application], Awaitable[TestClient[Any, Any]]]
 AUTH = {"Authorization": "Bearer test-key"}
+
+
+@pytest.fixture
+def aiohttp_client(aiohttp_client: AiohttpClient) -> AiohttpClient:
+    """pytest-aiohttp's, an app served by `StubTestServer`, so every in-process test meets
+    the direct lane where a client of `svc-stub` would."""
+
+    async def served(app: Application, **kwargs: Any) -> TestClient[Any, Any]:
+        return await aiohttp_client(StubTestServer(app), **kwargs)  # type: ignore[arg-type]
+
+    return served
 
 
 @pytest.fixture

@@ -200,16 +200,16 @@ except ImportError:  # the in-process fixture needs pytest-aiohttp (and so pytes
 else:
 
     @pytest_asyncio.fixture
-    async def svc_stub_in_process(
-        aiohttp_server: Any, request: pytest.FixtureRequest
-    ) -> AsyncIterator[AsyncStubClient]:
-        """A stub inside the test's own event loop (pytest-aiohttp's server fixture), for
-        aiohttp users; the async control client, `.url` included."""
+    async def svc_stub_in_process(request: pytest.FixtureRequest) -> AsyncIterator[AsyncStubClient]:
+        """A stub inside the test's own event loop (pytest-aiohttp's test server, serving as
+        `svc-stub` does), for aiohttp users; the async control client, `.url` included."""
         from stub.app import create_app
         from stub.config import StubConfig
+        from stub.testing.in_process import StubTestServer
 
         paths = tuple(_session_fixture_paths(request.config))
-        server = await aiohttp_server(create_app(StubConfig(fixture_paths=paths)))
+        server = StubTestServer(create_app(StubConfig(fixture_paths=paths)))
+        await server.start_server()
         client = AsyncStubClient(str(server.make_url("")))
         request.node.stash[_SNAPSHOT] = functools.partial(_in_process_page, server.app, client.url)
         marker = request.node.get_closest_marker(MARKER)
@@ -220,6 +220,7 @@ else:
             yield client
         finally:
             await client.close()
+            await server.close()
 
 
 def _in_process_page(app: Any, url: str) -> str:

@@ -1,0 +1,189 @@
+"""A stub app's connections: aiohttp's handler, answering in JSON what aiohttp cannot parse (a
+64 KB header, an 8 KB request line, which never reach a route), and plain evaluates the moment
+they are parsed (the direct lane, see direct.py); and the runner that serves an app with it,
+for the command line and the in-process tests alike."""
+
+from __future__ import annotations
+
+import logging
+import re
+from http import HTTPStatus
+from typing import Any
+
+import orjson
+from aiohttp import web
+from aiohttp.http_parser import RawRequestMessage
+from aiohttp.web_protocol import RequestHandler, RequestPayloadError
+
+from stub.namespaces import NAMESPACES
+from stub.server.direct import DirectLane
+from stub.wire import JSON
+
+log = logging.getLogger("stub")
+_QUOTED = re.compile(r":\s*(?:b'|b\"|bytearray\(|\n)")
+
+
+class StubRunner(web.AppRunner):
+    """aiohttp's runner, its server making `ConnectionHandler`s that know the app's direct
+    lane; `access_log` as aiohttp's (the lane is off while it logs)."""
+
+    def __init__(
+        self, app: web.Application, *, access_log: logging.Logger | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(app, access_log=access_log, **kwargs)
+        self._logs_access = access_log is not None
+
+    async def setup(self) -> None:
+        await super().setup()
+        assert self.server is not None
+        direct = _direct_lane(self.app, self._logs_access)
+        handler = type(
+            "StubConnectionHandler", (ConnectionHandler,), {"__slots__": (), "direct": direct}
+        )
+        self.server.__class__ = type("StubServer", (StubServer,), {"handler": handler})
+
+
+class StubServer(web.Server):
+    """aiohttp builds each connection's handler in `Server.__call__` and offers no hook for
+    its class: a handler is given `handler` as its class once made (the layouts are the
+    same)."""
+
+    handler: type[ConnectionHandler]
+
+    def __call__(self) -> RequestHandler:
+        made = super().__call__()
+        made.__class__ = self.handler
+        return made
+
+
+def _direct_lane(app: web.Application, logs_access: bool) -> DirectLane | None:
+    """The app's direct lane; none for an app that is not a stub's, in proxy mode (the
+    service answers) or with the access log on (it logs what aiohttp's task handles)."""
+    namespaces = app.get(NAMESPACES)
+    if namespaces is None:
+        return None
+    config = namespaces.config
+    import os
+
+    if config.upstream is not None or logs_access or os.environ.get("NOLANE"):
+        return None
+    return DirectLane(namespaces, config.max_body_bytes)
+
+
+class ConnectionHandler(RequestHandler):
+    """aiohttp's connection handler, answering unparseable requests in JSON, not text/plain,
+    and plain evaluates the moment they are parsed (`direct`, see server/direct.py)."""
+
+    __slots__ = ()  # the same layout, so a handler can become one (see StubServer)
+    direct: DirectLane | None = None
+    """Set on the subclass each app is served with; None: every request goes to its route."""
+
+    def handle_error(
+        self,
+        request: web.BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        if request.writer.output_size > 0:  # as aiohttp does: too late for another answer
+            raise ConnectionError("response already started; cannot send an error answer")
+        problem = _describe(exc, message, status)
+        log.debug("unparseable request from %s: %s", request.remote, problem)
+        code = "INTERNAL" if status == 500 else f"HTTP_{status}"
+        body = {"ok": False, "error": code, "message": f"request: {problem}"}
+        response = web.Response(status=status, body=orjson.dumps(body), content_type=JSON)
+        response.force_close()
+        return response
+
+    def data_received(self, data: bytes) -> None:
+        """Requests parsed from `data` are answered by the direct lane, in order, while it can
+        and while this connection is idle (its task waiting for a request, nothing queued, its
+        transport taking writes); the rest go to aiohttp's task as usual."""
+        waiter = self._waiter
+        lane = self.direct
+        if lane is None or waiter is None or waiter.done() or self._messages:
+            self._parsed(data)
+            return
+        if lane.path not in data or self.writing_paused:  # what every other request pays
+            self._parsed(data)
+            return
+        self._waiter = None  # parsing must not wake the task for what the lane answers
+        try:
+            self._parsed(data)
+            while self._answered_directly(lane) and self._buffer_paused:
+                self._parsed(b"")  # what the parser held back while its queue was full
+        finally:
+            self._waiter = waiter
+        if self._messages:
+            waiter.set_result(None)
+        elif self._buffer_paused:  # as aiohttp's task once it drained the queue
+            self._resume_reading_for_buffer()
+
+    def _answered_directly(self, lane: DirectLane) -> bool:
+        """What aiohttp's task does for each request it takes from the queue, the lane
+        answering; whether it answered every one (and at least one)."""
+        messages = self._messages
+        answered = False
+        while messages and not self.writing_paused:
+            message, payload = messages[0]
+            if not isinstance(message, RawRequestMessage):
+                return False
+            answer, payload = lane.answer(message, payload, self)
+            if answer is None:
+                messages[0] = (message, payload)
+                return False
+            messages.popleft()
+            if self._parser is not None:
+                self._parser.message_consumed()
+            assert self.transport is not None
+            self.transport.write(answer)
+            self._kept_alive()
+            answered = True
+        return answered and not messages
+
+    def _kept_alive(self) -> None:
+        """As aiohttp's task after an answer kept alive: the idle timer starts again."""
+        self._keepalive = True
+        close_time = self._loop.time() + self._keepalive_timeout
+        self._next_keepalive_close_time = close_time
+        if self._keepalive_handle is None:
+            self._keepalive_handle = self._loop.call_at(close_time, self._process_keepalive)
+
+    def _parsed(self, data: bytes) -> None:
+        """aiohttp's C parser reports a body whose encoding fails at its very end (a bad
+        deflate stream) as a new parse error, and leaves the body of the request already being
+        handled open: its handler, or a fault draining it, would wait until the client gave up.
+        End that body with the error instead, so the request is answered and the connection
+        then closes (see wire.read_body). It reads two of the handler's own attributes, which
+        aiohttp declares in its slots; a test pins the behaviour."""
+        handling = self._current_request
+        queued = len(self._messages)
+        super().data_received(data)
+        if handling is None or len(self._messages) <= queued:
+            return
+        message, _ = self._messages[-1]
+        payload = handling.content
+        still_open = payload.exception() is None and not payload.is_eof()
+        if not isinstance(message, RawRequestMessage) and still_open:
+            payload.set_exception(RequestPayloadError("the body does not decode"))
+
+    async def finish_response(
+        self, request: web.BaseRequest, resp: web.StreamResponse, start_time: float | None
+    ) -> tuple[web.StreamResponse, bool]:
+        """The router's own refusals (a CONNECT target no route can match) come as aiohttp's
+        text/plain HTTPException; answer them in JSON like everything else."""
+        if isinstance(resp, web.HTTPException) and resp.status >= 400:
+            phrase = HTTPStatus(resp.status).phrase
+            body = {"ok": False, "error": f"HTTP_{resp.status}", "message": f"request: {phrase}"}
+            answer = web.Response(status=resp.status, body=orjson.dumps(body), content_type=JSON)
+            if "Allow" in resp.headers:
+                answer.headers["Allow"] = resp.headers["Allow"]
+            resp = answer
+        return await super().finish_response(request, resp, start_time)
+
+
+def _describe(exc: BaseException | None, message: str | None, status: int) -> str:
+    """aiohttp's words for what was wrong, without the request bytes it quotes after them (an
+    oversized header could be an Authorization header, and no key is ever echoed)."""
+    said = str(getattr(exc, "message", None) or message or HTTPStatus(status).phrase)
+    return _QUOTED.split(said, maxsplit=1)[0].strip().rstrip(".:")[:200]

@@ -1,0 +1,180 @@
+"""The direct lane: an evaluate answered the moment its request is parsed, when nothing but the
+plain route would answer it.
+
+aiohttp hands every request to a task of its own, with a request object, routing and a
+response object: about a third of an evaluate's instructions, more than everything svc-stub
+does for it. A plain evaluate (no fault asked for or armed, an accepted key that needs no
+warning, no rate limit, a body in hand that the route accepts) is a pure function of the
+fixtures and the body, so the connection's handler answers it as soon as the parser hands it
+over, with the bytes aiohttp would have sent, and records it as its route does. Anything else
+(or a connection already busy with a request) goes the usual way, which the lane's tests hold
+byte for byte against it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator, Mapping
+
+from aiohttp import HttpVersion11, hdrs
+from aiohttp.base_protocol import BaseProtocol
+from aiohttp.helpers import rfc822_formatted_time
+from aiohttp.http import SERVER_SOFTWARE
+from aiohttp.http_parser import RawRequestMessage
+from aiohttp.streams import StreamReader
+
+from stub.cors import EXPOSED, ORIGIN
+from stub.faults.arming import FAULT_HEADER
+from stub.namespaces import PREFIX, Namespaces, named_in, unprefixed
+from stub.runtime.routes import EVALUATE, EVALUATE_PATH, evaluate_answer, evaluated
+from stub.serving import admits_quietly
+from stub.state import RequestRecord, StubState, bounded_headers
+from stub.wire import JSON, ApiError, presented_key_in
+
+_TARGETS = frozenset({EVALUATE_PATH, EVALUATE_PATH + "/"})
+"""Evaluate's path as clients send it (with a trailing slash too), with no query: a query
+could ask for a fault or carry a key."""
+_ENDINGS = tuple(_TARGETS)
+_LEFT_TO_THE_ROUTE = (FAULT_HEADER, hdrs.EXPECT, hdrs.CONTENT_ENCODING, hdrs.TRANSFER_ENCODING)
+"""Headers whose request the route answers: a fault, `Expect`, a body to decode or unchunk."""
+READ_BUFFER_BYTES = 2**16
+"""aiohttp's default read buffer, which its parser gives each request's payload."""
+_STATUS_LINE = b"HTTP/1.1 200 OK\r\nContent-Type: " + JSON.encode() + b"\r\n"
+_READABLE_BY_ANY_PAGE = (
+    b"Access-Control-Allow-Origin: *\r\nAccess-Control-Expose-Headers: %b\r\n" % (EXPOSED.encode())
+)
+"""`cors.allow_any_origin`'s headers, as aiohttp writes them, in its place."""
+_SENT = b"Content-Length: %d\r\nDate: %b\r\nServer: " + SERVER_SOFTWARE.encode() + b"\r\n\r\n"
+
+
+class DirectLane:
+    """Answers the plain evaluates of one app (see the module)."""
+
+    __slots__ = ("_max_body_bytes", "_namespaces")
+
+    path = EVALUATE_PATH.encode()
+    """In the bytes of every request the lane answers: received bytes without it go straight
+    to the route (a byte search is cheaper than asking the parsed request)."""
+
+    def __init__(self, namespaces: Namespaces, max_body_bytes: int) -> None:
+        self._namespaces = namespaces
+        self._max_body_bytes = max_body_bytes
+
+    def answer(
+        self, message: RawRequestMessage, payload: StreamReader, protocol: BaseProtocol
+    ) -> tuple[bytes | None, StreamReader]:
+        """The whole answer to send, the request recorded, or None for the route to answer it;
+        and the payload the route then reads (`payload`, or its body given back to a new one
+        when the lane read it before leaving it to the route)."""
+        if not message.path.endswith(_ENDINGS) or message.method != hdrs.METH_POST:
+            return None, payload
+        started = time.perf_counter()
+        if not self._plain(message, payload):
+            return None, payload
+        prefixed = None
+        if message.path.startswith(PREFIX):
+            prefixed, message = unprefixed(message)
+            if prefixed is None:  # a bad prefix: the route explains it
+                return None, payload
+        if message.path not in _TARGETS:
+            return None, payload
+        headers = message.headers
+        if any(name in headers for name in _LEFT_TO_THE_ROUTE):
+            return None, payload
+        state = self._state(prefixed, headers)
+        if state is None or state.faults:
+            return None, payload
+        if not admits_quietly(state, presented_key_in(headers), "runtime"):
+            return None, payload
+        raw = payload.read_nowait(-1)
+        try:
+            decisions = evaluated(state.served.decisions, raw, "")
+        except Exception:  # a 400, or a bug: the route answers it, in its own words
+            return None, _given_back(raw, protocol)
+        seq = state.next_seq()
+        body = evaluate_answer(decisions, seq)
+        head = _STATUS_LINE
+        if ORIGIN in headers:
+            head += _READABLE_BY_ANY_PAGE
+        head += _SENT % (len(body), rfc822_formatted_time().encode())
+        record = RequestRecord(  # by position, as serving._record builds it
+            seq,
+            hdrs.METH_POST,
+            message.path,
+            EVALUATE.name,
+            200,
+            None,
+            started,
+            time.perf_counter() - started,
+            None,
+            bounded_headers(message.raw_headers),
+            False,
+            None,
+            raw,
+            SentHeaders(head),
+            body,
+            len(raw) + len(body),
+        )
+        state.requests.append(record)
+        return head + body, payload
+
+    def _plain(self, message: RawRequestMessage, payload: StreamReader) -> bool:
+        """HTTP/1.1 kept alive, its body all here, undamaged and within --max-body-bytes."""
+        return (
+            message.version == HttpVersion11
+            and not message.should_close
+            and not message.upgrade
+            and message.compression is None
+            and payload.is_eof()
+            and payload.exception() is None
+            and payload.total_bytes <= self._max_body_bytes
+        )
+
+    def _state(self, prefixed: str | None, headers: Mapping[str, str]) -> StubState | None:
+        """The request's namespace as `Namespaces.pick` finds it; None where the route must
+        say why there is none (a bad name, an evicted one) or a bound key may choose it."""
+        namespaces = self._namespaces
+        try:
+            name = named_in(prefixed, headers)
+            if name is not None:
+                return namespaces.named(name)
+        except ApiError:
+            return None
+        return None if namespaces.keyed else namespaces.default
+
+
+def _given_back(raw: bytes, protocol: BaseProtocol) -> StreamReader:
+    """A body the lane read, in a stream of its own for the route to read."""
+    payload = StreamReader(protocol, READ_BUFFER_BYTES, loop=asyncio.get_running_loop())
+    payload.feed_data(raw)
+    payload.feed_eof()
+    return payload
+
+
+class SentHeaders(Mapping[str, str]):
+    """An answer's headers as the journal reads them, from the very bytes sent: read when a
+    test or the inspector asks, not on the request's way out."""
+
+    __slots__ = ("_head",)
+
+    def __init__(self, head: bytes) -> None:
+        self._head = head
+
+    def _pairs(self) -> Iterator[tuple[str, str]]:
+        for line in self._head.decode("latin-1").split("\r\n")[1:]:
+            if line:
+                name, _, value = line.partition(": ")
+                yield name, value
+
+    def __getitem__(self, name: str) -> str:
+        for one, value in self._pairs():
+            if one.lower() == name.lower():
+                return value
+        raise KeyError(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name, _ in self._pairs())
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self._pairs())
