@@ -25,7 +25,7 @@ ANY_ORIGIN = "*"
 EXPOSED = "Retry-After, ETag, X-Svc-Stub-Warning, X-Request-Id, Allow"
 """What a client reads off an answer besides its body: when to come back, the definitions'
 version, the stub's warning about a key, the service's request id, the methods a 405 allows."""
-_READABLE_BY_ANY_PAGE = CIMultiDict(
+READABLE_BY_ANY_PAGE = CIMultiDict(
     {
         hdrs.ACCESS_CONTROL_ALLOW_ORIGIN: ANY_ORIGIN,
         hdrs.ACCESS_CONTROL_EXPOSE_HEADERS: EXPOSED,
@@ -52,7 +52,7 @@ def allow_any_origin(headers: CIMultiDict[str]) -> None:
     """Marks an answer to a cross-origin request readable by the page that made it. Added in
     one step (a quarter of the cost of setting two headers), so an answer must have none of
     its own: a relayed one's are dropped (upstream/proxy.py)."""
-    headers.extend(_READABLE_BY_ANY_PAGE)
+    headers.extend(READABLE_BY_ANY_PAGE)
 
 
 def allow_origin(headers: CIMultiDict[str], origin: str) -> None:

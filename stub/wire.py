@@ -284,10 +284,7 @@ def presented_key(request: web.BaseRequest) -> str:
 
 
 def presented_key_in(headers: Mapping[str, str]) -> str:
-    # bearer_token_in inlined: every client request reads its key here
-    scheme, _, token = headers.get("Authorization", "").partition(" ")
-    bearer = token.strip() if scheme.lower() == "bearer" else ""
-    return bearer or headers.get("x-api-key", "").strip()
+    return bearer_token_in(headers) or headers.get("x-api-key", "").strip()
 
 
 RUNTIME_KEY_HINT = "send 'Authorization: Bearer <key>' or 'x-api-key: <key>'"
@@ -297,7 +294,7 @@ def check_api_key(key: str, accepted: Collection[str], hint: str = RUNTIME_KEY_H
     """Any non-empty key unless keys were configured; the key itself is never echoed."""
     if not key:
         raise ApiError(401, "UNAUTHORIZED", f"missing API key: {hint}")
-    if accepted and not is_accepted(key, accepted):
+    if not is_accepted(key, accepted):
         raise ApiError(
             401,
             "UNAUTHORIZED",

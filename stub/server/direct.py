@@ -24,7 +24,7 @@ from aiohttp.http import SERVER_SOFTWARE
 from aiohttp.http_parser import RawRequestMessage
 from aiohttp.streams import StreamReader
 
-from stub.cors import EXPOSED, ORIGIN
+from stub.cors import ORIGIN, READABLE_BY_ANY_PAGE
 from stub.faults.arming import FAULT_HEADER
 from stub.namespaces import PREFIX, Namespaces, named_in, unprefixed
 from stub.runtime.routes import EVALUATE, EVALUATE_PATH, evaluate_answer, evaluated
@@ -41,9 +41,9 @@ _LEFT_TO_THE_ROUTE = (FAULT_HEADER, hdrs.EXPECT, hdrs.CONTENT_ENCODING, hdrs.TRA
 READ_BUFFER_BYTES = 2**16
 """aiohttp's default read buffer, which its parser gives each request's payload."""
 _STATUS_LINE = b"HTTP/1.1 200 OK\r\nContent-Type: " + JSON.encode() + b"\r\n"
-_READABLE_BY_ANY_PAGE = (
-    b"Access-Control-Allow-Origin: *\r\nAccess-Control-Expose-Headers: %b\r\n" % (EXPOSED.encode())
-)
+_READABLE_BY_ANY_PAGE = "".join(
+    f"{name}: {value}\r\n" for name, value in READABLE_BY_ANY_PAGE.items()
+).encode()
 """`cors.allow_any_origin`'s headers, as aiohttp writes them, in its place."""
 _SENT = b"Content-Length: %d\r\nDate: %b\r\nServer: " + SERVER_SOFTWARE.encode() + b"\r\n\r\n"
 
