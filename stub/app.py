@@ -25,9 +25,10 @@ from stub.namespaces import (
     is_name,
     strip_prefixes_before_routing,
 )
-from stub.route_declaration import declaration_of
+from stub.route_declaration import RouteDeclaration, declaration_of
 from stub.routing import Paths, Plane, by_path, route_defs
 from stub.runtime import routes as runtime
+from stub.server.direct import ANSWERED_DIRECTLY
 from stub.serving import (
     client_route,
     control_route,
@@ -59,6 +60,7 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
     app[NAMESPACES] = namespaces
     strip_prefixes_before_routing(app)
     forward = _forwarding(app, config)
+    answered_directly = app[ANSWERED_DIRECTLY] = {}  # in proxy mode, the service answers
     paths = Paths()
     access = ControlAccess(config.allow_origins, config.allow_hosts, paths.allowed)
     for plane in CLIENT_PLANES:
@@ -67,9 +69,12 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
                 route.method: _client_route(namespaces, route, plane, forward) for route in routes
             }
             # clients also use a trailing slash: served in place, never redirected
-            for spelling in (path, path + "/") if plane.trailing_slash else (path,):
+            spellings = (path, path + "/") if plane.trailing_slash else (path,)
+            for spelling in spellings:
                 for method, handler in handlers.items():
                     _add(app, paths, method, spelling, handler, plane)
+            if forward is None:
+                answered_directly.update(_answered_directly(routes, spellings))
     for table in (control.routes, namespace_routes.routes, inspector.routes):
         for route in route_defs(table):
             handler = route.handler
@@ -129,6 +134,18 @@ def _client_route(
         forwarded=forward is not None,
         cors=plane.cors,
     )
+
+
+def _answered_directly(
+    routes: list[web.RouteDef], spellings: tuple[str, ...]
+) -> dict[str, RouteDeclaration]:
+    """Each spelling of a path whose POST route declares a direct answer (the lane answers
+    nothing else)."""
+    for route in routes:
+        declared = declaration_of(route)
+        if route.method == "POST" and declared.direct is not None:
+            return dict.fromkeys(spellings, declared)
+    return {}
 
 
 def _add(

@@ -103,7 +103,8 @@ class Namespaces:
         name = _named_by(request)
         if name is not None:
             return self.named(name)
-        return self._by_header_key(request) if self.keyed else self.default
+        keyed = self._owners or self._evicted_keys  # self.keyed, inlined: every request asks
+        return self._by_header_key(request) if keyed else self.default
 
     @property
     def keyed(self) -> bool:

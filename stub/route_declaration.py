@@ -67,14 +67,28 @@ class Records:
     """What the member's items are, for the 400 that names one that is not an object."""
 
 
+DirectAnswer = Callable[[StubState, bytes], Callable[[int], bytes]]
+"""A plain request answered from its body alone (see `RouteDeclaration.direct`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class RouteDeclaration:
-    """One client route, as its handler serves it and the forwarder relays it."""
+    """One client route, as its handler serves it, the forwarder relays it and the direct lane
+    (server/direct.py) answers it."""
 
     name: str
     """What `/_test/requests` calls it (`evaluate`, `flags`, ...)."""
     key: KeySource = HEADER_KEY
     records: Records | None = None
+    direct: DirectAnswer | None = None
+    """How the direct lane answers a plain request to it, from its namespace's state and its
+    body, as the handler would: the body checked (raising as the handler would, before keeping
+    anything) and what it records kept, then the answer's body made from the request's number.
+    None: only the handler answers it. Only a route whose key is in its headers."""
+
+    def __post_init__(self) -> None:
+        if self.direct is not None and self.key is not HEADER_KEY:
+            raise ValueError(f"{self.name}: only a route keyed by its headers is answered directly")
 
     @property
     def route(self) -> dict[str, Any]:

@@ -1,5 +1,6 @@
-"""The direct lane (stub/server/direct.py): a plain evaluate answered as its request is parsed,
-with the very bytes and journal entry its route gives, and everything else left to the route.
+"""The direct lane (stub/server/direct.py): a plain evaluate or capture answered as its request
+is parsed, with the very bytes and journal entry its route gives, and everything else left to
+the route.
 
 A client cannot tell the lanes apart, which is the point; these tests tell them apart by
 counting what the lane answered, and compare what a client reads from each."""
@@ -20,7 +21,9 @@ from stub import StubConfig, create_app
 from stub.server.direct import DirectLane
 
 EVALUATE = "/v1/flags/evaluate"
+CAPTURE = "/v1/capture"
 BODY = b'{"targetingKey":"user-1","flagKeys":["checkout-v2"]}'
+EVENTS = b'{"events":[{"event":"$exposure","targetingKey":"user-1","properties":{"flag":"a"}}]}'
 
 
 @pytest.fixture
@@ -104,6 +107,11 @@ VARIANTS = {
     "a namespace by prefix": request("/ns/lane-1" + EVALUATE),
     "a namespace by header": request(headers={"X-Svc-Test-Namespace": "lane-2"}),
     "a first question": request(body=b'{"targetingKey":"user-9"}'),
+    "capture": request(CAPTURE, body=EVENTS),
+    "capture, a page on another origin": request(
+        CAPTURE, body=EVENTS, headers={"Origin": "http://localhost:5173"}
+    ),
+    "capture, a namespace by prefix": request("/ns/lane-3" + CAPTURE, body=EVENTS),
 }
 
 
@@ -130,8 +138,18 @@ class TestTheSameAnswerEitherWay:
         entries = await journal(client, f"/ns/{name.decode()}" if name else "")
         assert len(entries) == 2
         assert entries[0] == entries[1]
-        assert entries[1]["route"] == "evaluate"
+        assert entries[1]["route"] in ("evaluate", "capture")
         assert entries[1]["answer"]["headers"]["Content-Length"] == str(entries[1]["answerBytes"])
+
+    async def test_capture_keeps_the_same_events_either_way(
+        self, client: TestClient[Any, Any], lane_answers: list[bool]
+    ) -> None:
+        sent = request(CAPTURE, body=EVENTS)
+        await exchange(client, *split(sent))
+        await exchange(client, sent)
+        assert lane_answers == [False, True]
+        kept = (await (await client.get("/_test/events")).json())["svcEvents"]
+        assert kept == [json.loads(EVENTS)["events"][0]] * 2
 
     async def test_request_ids_follow_the_journal_across_the_lanes(
         self, client: TestClient[Any, Any], lane_answers: list[bool]
@@ -161,7 +179,12 @@ ROUTE_ONLY = {
     "Connection: close": (request(headers={"Connection": "close"}), 200),
     "a bad namespace prefix": (request("/ns/-bad" + EVALUATE), 400),
     "a bad namespace header": (request(headers={"X-Svc-Test-Namespace": "-bad"}), 400),
-    "another route": (request("/v1/capture", body=b'{"events":[]}'), 200),
+    "a capture that is not a batch": (request(CAPTURE, body=b'{"events":{}}'), 400),
+    "a query": (request(CAPTURE + "?x=1", body=EVENTS), 200),
+    "a route that declares no direct answer": (
+        request("/v1/targets/register", body=b'{"targetingKey":"u"}'),
+        200,
+    ),
 }
 
 

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
+import orjson
 from aiohttp import web
 
 from stub.route_declaration import Records, RouteDeclaration
 from stub.runtime.evaluation import DecisionTable
 from stub.serving import admit
-from stub.state import state_of
+from stub.state import StubState, state_of
 from stub.wire import (
     REQUEST_SEQ,
     ApiError,
@@ -24,9 +27,22 @@ from stub.wire import (
     request_id_of,
 )
 
-EVALUATE = RouteDeclaration("evaluate")
+
+def _evaluated_now(state: StubState, raw: bytes) -> Callable[[int], bytes]:
+    decisions = evaluated(state.served.decisions, raw, "")
+    return functools.partial(evaluate_answer, decisions)
+
+
+def _captured_now(state: StubState, raw: bytes) -> Callable[[int], bytes]:
+    answer = capture_answer(CAPTURE.keep(state, json_object(raw, "")))
+    return lambda seq: answer
+
+
+EVALUATE = RouteDeclaration("evaluate", direct=_evaluated_now)
 CAPTURE = RouteDeclaration(
-    "capture", records=Records(lambda state: state.svc_events, "events", "event objects")
+    "capture",
+    records=Records(lambda state: state.svc_events, "events", "event objects"),
+    direct=_captured_now,
 )
 REGISTER = RouteDeclaration("register", records=Records(lambda state: state.targets))
 """Every runtime route takes its key from the headers; capture keeps its events, register
@@ -76,8 +92,12 @@ def _decisions(table: DecisionTable, body: dict[str, Any]) -> bytes:
 @routes.post("/v1/capture", **CAPTURE.route)
 async def capture(request: web.Request) -> web.Response:
     body = await _authenticated_body(request, CAPTURE)
-    events = CAPTURE.keep(state_of(request), body)
-    return json_response({"ok": True, "accepted": len(events)})
+    return encoded_response(capture_answer(CAPTURE.keep(state_of(request), body)))
+
+
+def capture_answer(events: list[Any]) -> bytes:
+    """Capture's answer once `events` were kept."""
+    return orjson.dumps({"ok": True, "accepted": len(events)})
 
 
 @routes.post("/v1/targets/register", **REGISTER.route)

@@ -16,7 +16,7 @@ from aiohttp.http_parser import RawRequestMessage
 from aiohttp.web_protocol import RequestHandler, RequestPayloadError
 
 from stub.namespaces import NAMESPACES
-from stub.server.direct import DirectLane
+from stub.server.direct import ANSWERED_DIRECTLY, MAY_BE_DIRECT, DirectLane
 from stub.wire import JSON
 
 log = logging.getLogger("stub")
@@ -57,15 +57,14 @@ class StubServer(web.Server):
 
 
 def _direct_lane(app: web.Application, logs_access: bool) -> DirectLane | None:
-    """The app's direct lane; none for an app that is not a stub's, in proxy mode (the
-    service answers) or with the access log on (it logs what aiohttp's task handles)."""
-    namespaces = app.get(NAMESPACES)
-    if namespaces is None:
+    """The app's direct lane; none for an app with no route to answer directly (one that is
+    not a stub's, or a stub in proxy mode, where the service answers) or with the access log
+    on (it logs what aiohttp's task handles)."""
+    routes = app.get(ANSWERED_DIRECTLY)
+    if not routes or logs_access:
         return None
-    config = namespaces.config
-    if config.upstream is not None or logs_access:
-        return None
-    return DirectLane(namespaces, config.max_body_bytes)
+    namespaces = app[NAMESPACES]
+    return DirectLane(namespaces, namespaces.config.max_body_bytes, routes)
 
 
 class ConnectionHandler(RequestHandler):
@@ -102,7 +101,7 @@ class ConnectionHandler(RequestHandler):
         if lane is None or waiter is None or waiter.done() or self._messages:
             self._parsed(data)
             return
-        if lane.path not in data or self.writing_paused:  # what every other request pays
+        if not data.startswith(MAY_BE_DIRECT) or self.writing_paused:
             self._parsed(data)
             return
         self._waiter = None  # parsing must not wake the task for what the lane answers

@@ -1,11 +1,12 @@
-"""The direct lane: an evaluate answered the moment its request is parsed, when nothing but the
-plain route would answer it.
+"""The direct lane: a plain request answered the moment it is parsed, for the routes that
+declare how (`RouteDeclaration.direct`: evaluate and capture), when nothing but the plain route
+would answer it.
 
 aiohttp hands every request to a task of its own, with a request object, routing and a
 response object: about a third of an evaluate's instructions, more than everything svc-stub
-does for it. A plain evaluate (no fault asked for or armed, an accepted key that needs no
-warning, no rate limit, a body in hand that the route accepts) is a pure function of the
-fixtures and the body, so the connection's handler answers it as soon as the parser hands it
+does for it. A plain request (no fault asked for or armed, an accepted key that needs no
+warning, no rate limit, a body in hand that the route accepts) is answered from the fixtures
+and the body alone, so the connection's handler answers it as soon as the parser hands it
 over, with the bytes aiohttp would have sent, and records it as its route does. Anything else
 (or a connection already busy with a request) goes the usual way, which the lane's tests hold
 byte for byte against it.
@@ -17,7 +18,7 @@ import asyncio
 import time
 from collections.abc import Iterator, Mapping
 
-from aiohttp import HttpVersion11, hdrs
+from aiohttp import HttpVersion11, hdrs, web
 from aiohttp.base_protocol import BaseProtocol
 from aiohttp.helpers import rfc822_formatted_time
 from aiohttp.http import SERVER_SOFTWARE
@@ -27,15 +28,17 @@ from aiohttp.streams import StreamReader
 from stub.cors import ORIGIN, READABLE_BY_ANY_PAGE
 from stub.faults.arming import FAULT_HEADER
 from stub.namespaces import PREFIX, Namespaces, named_in, unprefixed
-from stub.runtime.routes import EVALUATE, EVALUATE_PATH, evaluate_answer, evaluated
+from stub.route_declaration import RouteDeclaration
 from stub.serving import admits_quietly
 from stub.state import RequestRecord, StubState, bounded_headers
 from stub.wire import JSON, ApiError, presented_key_in
 
-_TARGETS = frozenset({EVALUATE_PATH, EVALUATE_PATH + "/"})
-"""Evaluate's path as clients send it (with a trailing slash too), with no query: a query
-could ask for a fault or carry a key."""
-_ENDINGS = tuple(_TARGETS)
+ANSWERED_DIRECTLY = web.AppKey("answered_directly", dict[str, RouteDeclaration])
+"""The paths (every spelling served) of an app's runtime routes that declare a direct answer;
+set by the app, read by the runner that serves it."""
+MAY_BE_DIRECT = (b"POST /v1/", b"POST " + PREFIX.encode())
+"""How the bytes of a request the lane may answer start: others go straight to aiohttp (a
+prefix compared is cheaper than a request parsed twice)."""
 _LEFT_TO_THE_ROUTE = (FAULT_HEADER, hdrs.EXPECT, hdrs.CONTENT_ENCODING, hdrs.TRANSFER_ENCODING)
 """Headers whose request the route answers: a fault, `Expect`, a body to decode or unchunk."""
 READ_BUFFER_BYTES = 2**16
@@ -49,17 +52,16 @@ _SENT = b"Content-Length: %d\r\nDate: %b\r\nServer: " + SERVER_SOFTWARE.encode()
 
 
 class DirectLane:
-    """Answers the plain evaluates of one app (see the module)."""
+    """Answers the plain requests of one app's `routes` (by path; see the module)."""
 
-    __slots__ = ("_max_body_bytes", "_namespaces")
+    __slots__ = ("_max_body_bytes", "_namespaces", "_routes")
 
-    path = EVALUATE_PATH.encode()
-    """In the bytes of every request the lane answers: received bytes without it go straight
-    to the route (a byte search is cheaper than asking the parsed request)."""
-
-    def __init__(self, namespaces: Namespaces, max_body_bytes: int) -> None:
+    def __init__(
+        self, namespaces: Namespaces, max_body_bytes: int, routes: Mapping[str, RouteDeclaration]
+    ) -> None:
         self._namespaces = namespaces
         self._max_body_bytes = max_body_bytes
+        self._routes = routes
 
     def answer(
         self, message: RawRequestMessage, payload: StreamReader, protocol: BaseProtocol
@@ -67,18 +69,17 @@ class DirectLane:
         """The whole answer to send, the request recorded, or None for the route to answer it;
         and the payload the route then reads (`payload`, or its body given back to a new one
         when the lane read it before leaving it to the route)."""
-        if not message.path.endswith(_ENDINGS) or message.method != hdrs.METH_POST:
-            return None, payload
-        started = time.perf_counter()
-        if not self._plain(message, payload):
+        if message.method != hdrs.METH_POST:
             return None, payload
         prefixed = None
         if message.path.startswith(PREFIX):
             prefixed, message = unprefixed(message)
             if prefixed is None:  # a bad prefix: the route explains it
                 return None, payload
-        if message.path not in _TARGETS:
+        route = self._routes.get(message.path)  # with a query, it is none of them
+        if route is None or route.direct is None or not self._plain(message, payload):
             return None, payload
+        started = time.perf_counter()
         headers = message.headers
         if any(name in headers for name in _LEFT_TO_THE_ROUTE):
             return None, payload
@@ -89,11 +90,11 @@ class DirectLane:
             return None, payload
         raw = payload.read_nowait(-1)
         try:
-            decisions = evaluated(state.served.decisions, raw, "")
+            answer_to = route.direct(state, raw)
         except Exception:  # a 400, or a bug: the route answers it, in its own words
             return None, _given_back(raw, protocol)
         seq = state.next_seq()
-        body = evaluate_answer(decisions, seq)
+        body = answer_to(seq)
         head = _STATUS_LINE
         if ORIGIN in headers:
             head += _READABLE_BY_ANY_PAGE
@@ -102,7 +103,7 @@ class DirectLane:
             seq,
             hdrs.METH_POST,
             message.path,
-            EVALUATE.name,
+            route.name,
             200,
             None,
             started,
