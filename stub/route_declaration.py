@@ -84,7 +84,8 @@ class RouteDeclaration:
     """How the direct lane answers a plain request to it, from its namespace's state and its
     body, as the handler would: the body checked (raising as the handler would, before keeping
     anything) and what it records kept, then the answer's body made from the request's number.
-    None: only the handler answers it. Only a route whose key is in its headers."""
+    None: only the handler answers it. Only a runtime route keyed by its headers (the lane
+    admits its key as the runtime plane's)."""
 
     def __post_init__(self) -> None:
         if self.direct is not None and self.key is not HEADER_KEY:
