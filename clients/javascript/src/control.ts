@@ -1,0 +1,421 @@
+/**
+ * The control client: svc-stub's test-control plane (`/_test/*`) in one namespace. What a test
+ * arms, serves and reads stays in that namespace; `url` is the base URL to give the client under
+ * test.
+ */
+import { readFile } from "node:fs/promises";
+
+import { StubError, StubUnreachable, WaitTimeout } from "./errors.js";
+import { armingDocument, type ArmOptions, type ArmedFault, type SequenceOptions } from "./faults.js";
+import {
+  exposuresIn,
+  findExposure,
+  gapsMs,
+  listed,
+  noEarlyRetry,
+  noRequest,
+  noWarnings,
+  type JsonObject,
+  type Recorded,
+  type RecordedRequest,
+  type RequestInFull,
+} from "./journal.js";
+import { NAMESPACE_PATTERN, PREFLIGHT, type FaultMode, type RouteFilter } from "./vocabulary.js";
+
+/** A fixture document as an object, or the path (or `file:` URL) of a YAML or JSON file. */
+export type FixtureSource = string | URL | JsonObject;
+
+export interface ClientOptions {
+  /** Scope every call, and `url`, to this namespace. */
+  namespace?: string;
+  /** The stub's `--control-token`, if it was started with one. */
+  controlToken?: string;
+  /** How long a control call may take, waits aside (default 10 s). */
+  timeoutMs?: number;
+}
+
+export interface WaitOptions {
+  /** How long to wait (default 5 s, at most 60 s). */
+  timeoutMs?: number;
+}
+
+/** A namespace, as `GET /_test/namespaces` lists it. */
+export interface NamespaceInfo {
+  name: string;
+  boundKeys: number;
+  flags: number;
+  armedFaults: number;
+  recorded: { requests: number; events: number; svcEvents: number; targets: number };
+}
+
+/** The flag keys served, and with `--watch` how the files' changes went. */
+export interface ServedFixtures {
+  flags: string[];
+  watching: boolean;
+  reloads: number;
+  reloadError: string | null;
+}
+
+const DEFAULT_WAIT_MS = 5_000;
+const MAX_WAIT_MS = 60_000;
+const NAMESPACE_PREFIX = "/ns/";
+
+interface Call {
+  method: "GET" | "POST" | "DELETE";
+  path: string;
+  query?: Record<string, string>;
+  body?: string;
+  contentType?: string;
+  /** Sent to the stub itself rather than into the namespace (the namespace registry). */
+  unscoped?: boolean;
+  text?: boolean;
+  waitMs?: number;
+}
+
+export class SvcStub {
+  /** The stub itself. */
+  readonly baseUrl: string;
+  /** The namespace every call is in; undefined: the default one. */
+  readonly namespace: string | undefined;
+  /** The base URL to give a client library: `<stub>/ns/<namespace>`. */
+  readonly url: string;
+  readonly #controlToken: string | undefined;
+  readonly #timeoutMs: number;
+
+  constructor(url: string, options: ClientOptions = {}) {
+    const { namespace, controlToken, timeoutMs = 10_000 } = options;
+    if (namespace !== undefined && !NAMESPACE_PATTERN.test(namespace)) {
+      throw new TypeError(
+        `namespace: '${namespace}' is not a namespace name (1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit)`,
+      );
+    }
+    this.baseUrl = url.replace(/\/+$/, "");
+    this.namespace = namespace;
+    this.url = namespace === undefined ? this.baseUrl : this.baseUrl + NAMESPACE_PREFIX + namespace;
+    this.#controlToken = controlToken;
+    this.#timeoutMs = timeoutMs;
+  }
+
+  /** A client of the same stub in `namespace` (created by its first request there). */
+  inNamespace(namespace: string): SvcStub {
+    return new SvcStub(this.baseUrl, { namespace, controlToken: this.#controlToken, timeoutMs: this.#timeoutMs });
+  }
+
+  /** The stub's version (its OpenAPI document's). */
+  async version(): Promise<string> {
+    const document = (await this.#call({ method: "GET", path: "/_test/openapi.json", unscoped: true })) as {
+      info?: { version?: string };
+    };
+    return String(document.info?.version);
+  }
+
+  async health(): Promise<boolean> {
+    const body = (await this.#call({ method: "GET", path: "/health", unscoped: true })) as JsonObject;
+    return body.ok === true;
+  }
+
+  /** Everything recorded and armed in the namespace cleared, its start-up fixtures served again. */
+  async reset(): Promise<void> {
+    await this.#call({ method: "POST", path: "/_test/reset", body: "{}" });
+  }
+
+  // -- faults ----------------------------------------------------------------------------
+
+  /**
+   * Arms a fault for the rest of the test (until disarmed, or for `ttlRequests`):
+   * `arm("500", { applyTo: "evaluate", ttlRequests: 1 })`, or a sequence,
+   * `arm({ sequence: ["429", "none"], applyTo: "capture" })`.
+   */
+  arm(mode: FaultMode, options?: ArmOptions): Promise<ArmedFault>;
+  arm(sequence: SequenceOptions): Promise<ArmedFault>;
+  async arm(modeOrSequence: FaultMode | SequenceOptions, options: ArmOptions = {}): Promise<ArmedFault> {
+    const document =
+      typeof modeOrSequence === "string" ? armingDocument(modeOrSequence, options) : armingDocument(undefined, modeOrSequence);
+    const body = (await this.#call({ method: "POST", path: "/_test/fault", body: JSON.stringify(document) })) as {
+      fault: ArmedFault;
+    };
+    return body.fault;
+  }
+
+  /**
+   * Runs `block` with a fault armed, then disarms that fault alone (whether `block` threw or
+   * not): `await svcStub.withFault("500", { applyTo: "evaluate" }, async () => { ... })`.
+   */
+  withFault<T>(mode: FaultMode, block: (armed: ArmedFault) => Promise<T> | T): Promise<T>;
+  withFault<T>(mode: FaultMode, options: ArmOptions, block: (armed: ArmedFault) => Promise<T> | T): Promise<T>;
+  withFault<T>(sequence: SequenceOptions, block: (armed: ArmedFault) => Promise<T> | T): Promise<T>;
+  async withFault<T>(
+    fault: FaultMode | SequenceOptions,
+    optionsOrBlock: ArmOptions | ((armed: ArmedFault) => Promise<T> | T),
+    maybeBlock?: (armed: ArmedFault) => Promise<T> | T,
+  ): Promise<T> {
+    const block = typeof optionsOrBlock === "function" ? optionsOrBlock : maybeBlock;
+    if (block === undefined) throw new TypeError("withFault(): the last argument is the block to run with the fault armed");
+    const options = typeof optionsOrBlock === "function" ? {} : optionsOrBlock;
+    const armed = typeof fault === "string" ? await this.arm(fault, options) : await this.arm(fault);
+    try {
+      return await block(armed);
+    } finally {
+      await this.#disarmQuietly(armed.id);
+    }
+  }
+
+  async armed(): Promise<ArmedFault[]> {
+    return ((await this.#call({ method: "GET", path: "/_test/fault" })) as { armed: ArmedFault[] }).armed;
+  }
+
+  async disarm(id: number): Promise<void> {
+    await this.#call({ method: "DELETE", path: `/_test/fault/${id}` });
+  }
+
+  async clearFaults(): Promise<void> {
+    await this.#call({ method: "DELETE", path: "/_test/fault" });
+  }
+
+  // -- what was sent ------------------------------------------------------------------------
+
+  async recorded(): Promise<Recorded> {
+    return (await this.#call({ method: "GET", path: "/_test/events" })) as Recorded;
+  }
+
+  /** Items of vendor `/batch` bodies. */
+  async events(): Promise<JsonObject[]> {
+    return (await this.recorded()).events;
+  }
+
+  /** Events of `/v1/capture` bodies. */
+  async svcEvents(): Promise<JsonObject[]> {
+    return (await this.recorded()).svcEvents;
+  }
+
+  async exposures(): Promise<JsonObject[]> {
+    return exposuresIn(await this.recorded());
+  }
+
+  async targets(): Promise<JsonObject[]> {
+    return (await this.recorded()).targets;
+  }
+
+  /** The journal, oldest first; `route` keeps one route (`"projects"`: every `projects.*`). */
+  async requests(route?: RouteFilter): Promise<RecordedRequest[]> {
+    const query = route === undefined ? undefined : { route };
+    return ((await this.#call({ method: "GET", path: "/_test/requests", query })) as { requests: RecordedRequest[] }).requests;
+  }
+
+  /** One request in full: the body it sent, the answer it got, a curl line. */
+  async request(seq: number): Promise<RequestInFull> {
+    return (await this.#call({ method: "GET", path: `/_test/requests/${seq}` })) as RequestInFull;
+  }
+
+  /** The namespace's inspector page, as one HTML file. */
+  async snapshot(): Promise<string> {
+    return (await this.#call({ method: "GET", path: "/_test/ui/snapshot", text: true })) as string;
+  }
+
+  // -- waits: the stub's long-poll, never a sleep ---------------------------------------------
+
+  waitForEvents(n: number, options?: WaitOptions): Promise<JsonObject[]> {
+    return this.#waitForRecorded("events", "minEvents", n, options);
+  }
+
+  waitForSvcEvents(n: number, options?: WaitOptions): Promise<JsonObject[]> {
+    return this.#waitForRecorded("svcEvents", "minSvcEvents", n, options);
+  }
+
+  waitForTargets(n: number, options?: WaitOptions): Promise<JsonObject[]> {
+    return this.#waitForRecorded("targets", "minTargets", n, options);
+  }
+
+  /** Waits until `n` requests (to `route`, if given) are in the journal; a preflight counts only when asked for. */
+  async waitForRequests(n: number, options: WaitOptions & { route?: RouteFilter } = {}): Promise<RecordedRequest[]> {
+    const waitMs = waitOf(options);
+    const query: Record<string, string> = { min: String(n), waitMs: String(waitMs) };
+    if (options.route !== undefined) query.route = options.route;
+    const got = ((await this.#call({ method: "GET", path: "/_test/requests", query, waitMs })) as { requests: RecordedRequest[] })
+      .requests;
+    const counted = options.route === undefined ? got.filter((r) => r.route !== PREFLIGHT) : got;
+    if (counted.length < n) {
+      throw new WaitTimeout(
+        `waited ${waitMs / 1000} s for ${n} requests to ${options.route ?? "any route"}, got ${counted.length}:\n${listed(got)}`,
+      );
+    }
+    return got;
+  }
+
+  async #waitForRecorded(
+    list: "events" | "svcEvents" | "targets",
+    minimum: string,
+    n: number,
+    options: WaitOptions = {},
+  ): Promise<JsonObject[]> {
+    const waitMs = waitOf(options);
+    const query = { [minimum]: String(n), waitMs: String(waitMs) };
+    const got = ((await this.#call({ method: "GET", path: "/_test/events", query, waitMs })) as Recorded)[list];
+    if (got.length < n) {
+      throw new WaitTimeout(`waited ${waitMs / 1000} s for ${n} ${list}, got ${got.length}:\n${JSON.stringify(got, null, 2)}`);
+    }
+    return got;
+  }
+
+  // -- assertions: a failure lists what was recorded instead --------------------------------------
+
+  /** An exposure of `flagKey` for `targetingKey` (with `variant`, if given) was captured. */
+  async assertExposure(flagKey: string, targetingKey: string, options: { variant?: string } = {}): Promise<JsonObject> {
+    return findExposure(await this.exposures(), flagKey, targetingKey, options.variant);
+  }
+
+  async assertNoRequest(route: RouteFilter): Promise<void> {
+    noRequest(await this.requests(route), route);
+  }
+
+  /** No request used a key where the service would refuse it. */
+  async assertNoWarnings(): Promise<void> {
+    noWarnings(await this.requests());
+  }
+
+  /** The ms between each request to `route` and the next. */
+  async gapsMs(route: RouteFilter): Promise<number[]> {
+    return gapsMs(await this.requests(route));
+  }
+
+  /** No request to `route` came back sooner after an answer than its `Retry-After` asked. */
+  async assertNoRetryBeforeRetryAfter(route: RouteFilter): Promise<void> {
+    noEarlyRetry(await this.requests(route), route);
+  }
+
+  // -- what is served -------------------------------------------------------------------------
+
+  /** Serves these fixtures (`merge`: over the served ones, key by key); the flag keys served. */
+  async setFixtures(source: FixtureSource, options: { merge?: boolean } = {}): Promise<string[]> {
+    const body = (await this.#call(await documentCall("/_test/fixtures", source, options.merge))) as { flags: string[] };
+    return body.flags;
+  }
+
+  async servedFixtures(): Promise<ServedFixtures> {
+    return (await this.#call({ method: "GET", path: "/_test/fixtures" })) as ServedFixtures;
+  }
+
+  /** Serves this `/flags` body verbatim on the vendor routes; the flag keys served. */
+  async setVendorFlags(body: JsonObject): Promise<string[]> {
+    return ((await this.#call({ method: "POST", path: "/_test/flags", body: JSON.stringify(body) })) as { flags: string[] })
+      .flags;
+  }
+
+  /** Seeds the management plane (a fixture file's `management:` section); what it holds now. */
+  async seedManagement(source: FixtureSource, options: { merge?: boolean } = {}): Promise<JsonObject> {
+    return (await this.#call(await documentCall("/_test/management", source, options.merge))) as JsonObject;
+  }
+
+  /** The management plane as it is now: every organisation, no key or token. */
+  async management(): Promise<JsonObject> {
+    return (await this.#call({ method: "GET", path: "/_test/management" })) as JsonObject;
+  }
+
+  /** Per-key rate limits until reset: every key's, and some keys' own. */
+  async setRateLimit(limits: { perSecond?: number | null; perKey?: Record<string, number> }): Promise<void> {
+    const body = { perSecond: limits.perSecond ?? null, perKey: limits.perKey ?? {} };
+    await this.#call({ method: "POST", path: "/_test/rate-limit", body: JSON.stringify(body) });
+  }
+
+  // -- namespaces -----------------------------------------------------------------------------
+
+  /** A namespace created now, with keys bound to it and fixtures of its own; a client in it. */
+  async createNamespace(name: string, options: { keys?: readonly string[]; fixtures?: FixtureSource } = {}): Promise<SvcStub> {
+    const client = this.inNamespace(name); // checks the name before anything is sent
+    const body = JSON.stringify({ name, keys: options.keys ?? [] });
+    await this.#call({ method: "POST", path: "/_test/namespaces", body, unscoped: true });
+    if (options.fixtures !== undefined) await client.setFixtures(options.fixtures);
+    return client;
+  }
+
+  async namespaces(): Promise<NamespaceInfo[]> {
+    const body = (await this.#call({ method: "GET", path: "/_test/namespaces", unscoped: true })) as { namespaces: NamespaceInfo[] };
+    return body.namespaces;
+  }
+
+  /** Deletes a namespace and everything in it (by default this client's own). */
+  async deleteNamespace(name?: string): Promise<void> {
+    const doomed = name ?? this.namespace;
+    if (doomed === undefined) throw new TypeError("deleteNamespace(): name a namespace (this client is in none)");
+    await this.#call({ method: "DELETE", path: `/_test/namespaces/${encodeURIComponent(doomed)}`, unscoped: true });
+  }
+
+  // -- over HTTP ------------------------------------------------------------------------------
+
+  async #disarmQuietly(id: number): Promise<void> {
+    try {
+      await this.disarm(id);
+    } catch (error) {
+      if (!(error instanceof StubError && error.status === 404)) throw error; // 404: it ran out by itself
+    }
+  }
+
+  async #call(call: Call): Promise<unknown> {
+    const query = call.query ? `?${new URLSearchParams(call.query)}` : "";
+    const target = `${call.unscoped ? this.baseUrl : this.url}${call.path}${query}`;
+    const headers: Record<string, string> = {};
+    if (call.body !== undefined) headers["Content-Type"] = call.contentType ?? "application/json";
+    if (this.#controlToken) headers.Authorization = `Bearer ${this.#controlToken}`;
+    let answer: Response;
+    try {
+      answer = await fetch(target, {
+        method: call.method,
+        headers,
+        body: call.body,
+        signal: AbortSignal.timeout(this.#timeoutMs + (call.waitMs ?? 0)),
+      });
+    } catch (error) {
+      const reason = reasonOf(error);
+      throw new StubUnreachable(
+        `svc-stub at ${this.baseUrl} does not answer (${reason}); start one there (svc-stub --port ${portOf(this.baseUrl)}) or correct the URL`,
+        reason,
+      );
+    }
+    const text = await answer.text();
+    if (!answer.ok) throw stubError(answer.status, text);
+    if (call.text) return text;
+    try {
+      return JSON.parse(text);
+    } catch {
+      const reason = `${call.path} answers something other than JSON`;
+      throw new StubUnreachable(`${this.baseUrl} does not answer as svc-stub (${reason}); correct the URL`, reason);
+    }
+  }
+}
+
+async function documentCall(path: string, source: FixtureSource, merge = false): Promise<Call> {
+  const query = merge ? { merge: "true" } : undefined;
+  if (typeof source === "string" || source instanceof URL) {
+    // read here: the stub never opens a path it is sent; JSON is YAML too
+    return { method: "POST", path, query, body: await readFile(source, "utf8"), contentType: "application/yaml" };
+  }
+  return { method: "POST", path, query, body: JSON.stringify(source) };
+}
+
+function waitOf(options: WaitOptions): number {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_WAIT_MS;
+  if (!(timeoutMs >= 0 && timeoutMs <= MAX_WAIT_MS)) {
+    throw new RangeError(`timeoutMs: expected 0 to ${MAX_WAIT_MS}, got ${timeoutMs}`);
+  }
+  return Math.round(timeoutMs);
+}
+
+function stubError(status: number, text: string): StubError {
+  try {
+    const body = JSON.parse(text) as { error?: unknown; message?: unknown };
+    const code = typeof body.error === "string" ? body.error : "ERROR";
+    return new StubError(status, code, typeof body.message === "string" ? body.message : "");
+  } catch {
+    return new StubError(status, "ERROR", text.slice(0, 200));
+  }
+}
+
+function reasonOf(error: unknown): string {
+  if ((error as { name?: string }).name === "TimeoutError") return "no answer in time";
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? String(error);
+}
+
+function portOf(url: string): string {
+  return new URL(url).port || "PORT";
+}

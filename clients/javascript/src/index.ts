@@ -1,0 +1,43 @@
+/**
+ * svc-stub for JavaScript and TypeScript tests: the core every runner's adapter shares (a stub
+ * for the run, a namespace per test, typed faults and fixtures, the journal waited for and
+ * asserted). The adapters: `svc-stub/vitest`, `svc-stub/jest`, `svc-stub/node-test`,
+ * `svc-stub/playwright`.
+ */
+export { SvcStub, type ClientOptions, type FixtureSource, type NamespaceInfo, type ServedFixtures, type WaitOptions } from "./control.js";
+export { StubError, StubStartError, StubUnreachable, WaitTimeout } from "./errors.js";
+export {
+  faultHeaders,
+  type ArmOptions,
+  type ArmedFault,
+  type FaultParameters,
+  type SequenceOptions,
+  type SequenceStep,
+} from "./faults.js";
+export {
+  earlyRetries,
+  exposuresIn,
+  gapsMs,
+  type FaultRecord,
+  type JsonObject,
+  type Recorded,
+  type RecordedBody,
+  type RecordedRequest,
+  type RequestInFull,
+} from "./journal.js";
+export { closeNamespace, JOURNAL_VARIABLE, namespaceName, openNamespace, type KeptJournal, type NamespaceOptions } from "./namespace.js";
+export { BIN_VARIABLE, READY_PREFIX, StubProcess, type StartOptions } from "./process.js";
+export { checkStub, runStub, TOKEN_VARIABLE, URL_VARIABLE, type RunStub } from "./run.js";
+export { startRunStub, stopRunStub } from "./global-setup.js";
+export { VERSION } from "./version.js";
+export {
+  FAULT_HEADERS,
+  FAULT_MODES,
+  NAMESPACE_HEADER,
+  ROUTE_NAMES,
+  SELECTORS,
+  type FaultMode,
+  type RouteFilter,
+  type RouteName,
+  type Selector,
+} from "./vocabulary.js";

@@ -1,0 +1,112 @@
+/**
+ * svc-stub for Jest: `test` whose function gets `{ svcStub }`, a namespace of the test's own.
+ *
+ *     import { test } from "svc-stub/jest";
+ *     test("falls back", async ({ svcStub }) => { ... });
+ *
+ * One stub for the run with `globalSetup: "svc-stub/global-setup"` and `globalTeardown:
+ * "svc-stub/global-teardown"` (shared by every worker through `SVC_STUB_URL`); without them,
+ * each test file starts its own. A failed test's error names its journal.
+ */
+import { afterAll, test as jestTest } from "@jest/globals";
+
+import type { SvcStub } from "./control.js";
+import { closeNamespace, openNamespace, type NamespaceOptions } from "./namespace.js";
+import { runStub, type RunStub } from "./run.js";
+
+export interface SvcStubContext {
+  /** The control client in this test's namespace; `svcStub.url` is the base URL to give a client. */
+  svcStub: SvcStub;
+}
+
+export type SvcStubTestFn = (context: SvcStubContext) => Promise<unknown> | void;
+
+type Register = (name: string, fn: () => Promise<void>, timeout?: number) => void;
+
+export interface SvcStubTest {
+  (name: string, fn: SvcStubTestFn, timeout?: number): void;
+  only: (name: string, fn: SvcStubTestFn, timeout?: number) => void;
+  skip: (name: string, fn: SvcStubTestFn, timeout?: number) => void;
+  /** Runs at once with the file's other concurrent tests: each still has its own namespace. */
+  concurrent: (name: string, fn: SvcStubTestFn, timeout?: number) => void;
+  failing: (name: string, fn: SvcStubTestFn, timeout?: number) => void;
+  todo: (name: string) => void;
+}
+
+let run: Promise<RunStub> | undefined;
+
+/** The file's stub: the run's (`SVC_STUB_URL`), else one started for this file. */
+function stubUrl(): Promise<string> {
+  run ??= runStub();
+  return run.then((started) => started.url);
+}
+
+afterAll(async () => {
+  const started = run;
+  run = undefined;
+  // a stub that did not start has nothing to stop, and its error failed each test already
+  const stub = await started?.catch(() => undefined);
+  await stub?.stop();
+});
+
+/** A `test` whose tests get namespaces with these fixtures and keys. */
+export function withSvcStub(options: NamespaceOptions = {}): SvcStubTest {
+  const wrap =
+    (register: Register, failing = false) =>
+    (name: string, fn: SvcStubTestFn, timeout?: number): void =>
+      register(name, () => inNamespace(name, fn, options, failing), timeout);
+  return Object.assign(wrap(jestTest), {
+    only: wrap(jestTest.only),
+    skip: wrap(jestTest.skip),
+    concurrent: wrap(jestTest.concurrent),
+    failing: wrap(jestTest.failing, true),
+    todo: (name: string) => jestTest.todo(name),
+  });
+}
+
+/** `test`, its tests in namespaces of their own. */
+export const test: SvcStubTest = withSvcStub();
+export const it = test;
+
+/** `failing`: a `test.failing`, which passes when it throws (so keeps no journal). */
+async function inNamespace(name: string, fn: SvcStubTestFn, options: NamespaceOptions, failing: boolean): Promise<void> {
+  const client = await openNamespace(await stubUrl(), name, options);
+  const id = testId() ?? name;
+  try {
+    await fn({ svcStub: client });
+  } catch (error) {
+    if (failing) {
+      await closeNamespace(client, { id, failed: false });
+      throw error;
+    }
+    const kept = await closeNamespace(client, { id, failed: true });
+    if (kept && error instanceof Error) appendLine(error, kept.line);
+    throw error;
+  }
+  await closeNamespace(client, { id, failed: false });
+}
+
+/** The failure's own message then says where its journal is. */
+function appendLine(error: Error, line: string): void {
+  const before = error.message;
+  // read before the message changes: V8 writes a stack out on its first read, with the message of then
+  const stack = error.stack;
+  error.message = `${before}\n\n${line}`;
+  if (stack?.includes(before)) error.stack = stack.replace(before, error.message);
+}
+
+/**
+ * The running test's full name. Jest's `currentTestName` is the test started last, another one
+ * when tests run concurrently; `currentConcurrentTestName` (Jest 30) is this one's.
+ */
+function testId(): string | undefined {
+  const state = expectState();
+  const concurrent = state?.currentConcurrentTestName;
+  const name = (typeof concurrent === "function" ? (concurrent as () => unknown)() : undefined) ?? state?.currentTestName;
+  return typeof name === "string" ? name : undefined;
+}
+
+function expectState(): Record<string, unknown> | undefined {
+  const expect = (globalThis as { expect?: { getState?: () => Record<string, unknown> } }).expect;
+  return expect?.getState?.();
+}

@@ -1,0 +1,31 @@
+// Run only by journal-of-failure.test.js, in a Jest of its own: tests that fail on purpose, so
+// that their errors name their journals, and one that passes, which must leave none. Each asks
+// for a flag named after itself, for its journal to show.
+import { expect } from "@jest/globals";
+import { test } from "svc-stub/jest";
+
+import { evaluate } from "../../support.js";
+
+test("fails after one request", async ({ svcStub }) => {
+  await evaluate(svcStub.url, { flagKeys: ["asked-by-the-failing-test"] });
+  expect("what the test got").toBe("what it wanted");
+});
+
+test("passes after one request", async ({ svcStub }) => {
+  await evaluate(svcStub.url, { flagKeys: ["asked-by-a-passing-test"] });
+});
+
+// Jest passes a `.failing` test that throws: that is a passing test too.
+test.failing("fails as it is declared to, and so passes", async ({ svcStub }) => {
+  await evaluate(svcStub.url, { flagKeys: ["asked-by-a-passing-test"] });
+  expect("what the test got").toBe("what it wanted");
+});
+
+// Running at once, each must still name a journal of its own (not the test started last's).
+for (const n of [1, 2]) {
+  test.concurrent(`concurrent test ${n} fails after one request`, async ({ svcStub }) => {
+    await evaluate(svcStub.url, { flagKeys: [`asked-by-concurrent-test-${n}`] });
+    await new Promise((resolve) => setTimeout(resolve, 50 * n)); // both started before either fails
+    expect(n).toBe(0);
+  });
+}

@@ -1,0 +1,36 @@
+// `test.concurrent`: a file's tests running at once, each still in a namespace of its own.
+import { expect } from "@jest/globals";
+import { test } from "svc-stub/jest";
+
+import { evaluate } from "../support.js";
+
+const FLAG = "ns-flag";
+const DELAY_MS = 400;
+const spans = [];
+
+for (const n of [1, 2, 3, 4]) {
+  const value = `concurrent-value-${n}`;
+  test.concurrent(`concurrent test ${n} sees only its own value, its own delay and its own request`, async ({ svcStub }) => {
+    await svcStub.setFixtures({ flags: { [FLAG]: { type: "string", value } } });
+    // a delay on its one request keeps every test in flight at once, so their namespaces overlap
+    const armed = await svcStub.arm("delay", { delayMs: DELAY_MS, applyTo: "evaluate", ttlRequests: 1 });
+
+    const started = performance.now();
+    const answer = await evaluate(svcStub.url, { flagKeys: [FLAG], headers: { "X-Test": value } });
+    spans.push({ started, ended: performance.now() });
+    expect([answer.status, answer.json?.decisions?.[0]?.value]).toEqual([200, value]);
+    expect(answer.ms).toBeGreaterThanOrEqual(DELAY_MS - 20);
+
+    const journal = await svcStub.requests("evaluate");
+    expect(journal.map((r) => r.headers["x-test"])).toEqual([value]);
+    expect(journal[0].fault).toMatchObject({ mode: "delay", source: "armed", armedId: armed.id });
+  });
+}
+
+// Jest settles the concurrent tests in order before it runs this one.
+test("the concurrent tests' requests were all in flight at the same time", () => {
+  expect(spans).toHaveLength(4);
+  const lastStarted = Math.max(...spans.map((s) => s.started));
+  const firstEnded = Math.min(...spans.map((s) => s.ended));
+  expect(lastStarted).toBeLessThan(firstEnded);
+});

@@ -1,0 +1,122 @@
+// Every fault mode, armed through the helper and seen by a real HTTP client in the test's namespace.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+
+import { FAULT_MODES, faultHeaders, StubError } from "svc-stub";
+import { useSvcStub } from "svc-stub/node-test";
+
+import { evaluate } from "../support.js";
+
+const svcStub = useSvcStub();
+
+/** What each mode looks like to a client, and the options it is armed with. */
+const SEEN = {
+  delay: [{ delayMs: 300 }, (a) => a.status === 200 && a.ms >= 280],
+  401: [{}, (a) => a.status === 401],
+  429: [{ retryAfter: 3 }, (a) => a.status === 429 && a.headers.get("retry-after") === "3"],
+  500: [{}, (a) => a.status === 500],
+  invalid_json: [{}, (a) => a.status === 200 && a.json === undefined],
+  truncated: [{}, (a) => a.error !== undefined || a.json === undefined],
+  quota_limited: [{}, (a) => a.status === 200 && a.json.quotaLimited === true],
+  status: [{ status: 503, retryAfter: 2 }, (a) => a.status === 503 && a.headers.get("retry-after") === "2"],
+  reset: [{}, (a) => a.error !== undefined],
+  empty_response: [{}, (a) => a.error !== undefined],
+  slow_body: [{ delayMs: 300 }, (a) => a.status === 200 && a.json !== undefined && a.ms >= 280],
+  hang: [{}, (a) => a.error?.name === "TimeoutError"],
+};
+
+describe("every fault mode", () => {
+  test("the helper knows exactly the modes this test covers", () => {
+    assert.deepEqual(Object.keys(SEEN).sort(), [...FAULT_MODES].sort());
+  });
+
+  for (const mode of FAULT_MODES) {
+    test(`arm("${mode}") reaches the client, once, and the journal names it`, async () => {
+      const [options, seen] = SEEN[mode];
+      const armed = await svcStub.arm(mode, { applyTo: "evaluate", ttlRequests: 1, ...options });
+      assert.equal(armed.mode, mode);
+
+      const faulted = await evaluate(svcStub.url, { timeoutMs: 1000 });
+      assert.ok(seen(faulted), `${mode}: the client saw ${JSON.stringify({ ...faulted, headers: undefined })}`);
+      const after = await evaluate(svcStub.url);
+      assert.equal(after.status, 200, "ttlRequests: 1 faults one request only");
+
+      // listed as each ends: a hung request only once its client has given up on it
+      const requests = await svcStub.waitForRequests(2, { route: "evaluate" });
+      const faults = requests.map((r) => r.fault && { mode: r.fault.mode, source: r.fault.source });
+      assert.deepEqual(faults.filter(Boolean), [{ mode, source: "armed" }]);
+    });
+
+    test(`faultHeaders("${mode}") faults one request, whatever is armed`, async () => {
+      const [options, seen] = SEEN[mode];
+      const { body: _unused, ...parameters } = options;
+      const faulted = await evaluate(svcStub.url, { headers: faultHeaders(mode, parameters), timeoutMs: 1000 });
+      assert.ok(seen(faulted), `${mode}: the client saw ${JSON.stringify({ ...faulted, headers: undefined })}`);
+      const [request] = await svcStub.waitForRequests(1, { route: "evaluate" });
+      assert.equal(request.fault.source, "header");
+    });
+  }
+});
+
+describe("armed for a block, or for the rest of the test", () => {
+  test("withFault disarms its fault when the block ends, and leaves others armed", async () => {
+    const kept = await svcStub.arm("429", { applyTo: "capture" });
+    const inside = await svcStub.withFault("500", { applyTo: "evaluate" }, async (armed) => {
+      assert.equal(armed.mode, "500");
+      return (await evaluate(svcStub.url)).status;
+    });
+    assert.equal(inside, 500);
+    assert.equal((await evaluate(svcStub.url)).status, 200);
+    assert.deepEqual((await svcStub.armed()).map((f) => f.id), [kept.id]);
+  });
+
+  test("withFault disarms even when the block throws", async () => {
+    await assert.rejects(
+      svcStub.withFault("500", async () => {
+        throw new Error("the block failed");
+      }),
+      /the block failed/,
+    );
+    assert.deepEqual(await svcStub.armed(), []);
+  });
+
+  test("a sequence is consumed one request at a time, then disarmed", async () => {
+    await svcStub.arm({ sequence: ["500", { mode: "status", status: 503 }, "none", "429"], applyTo: "evaluate" });
+    const statuses = [];
+    for (let i = 0; i < 5; i++) statuses.push((await evaluate(svcStub.url)).status);
+    assert.deepEqual(statuses, [500, 503, 200, 429, 200]);
+  });
+
+  test("probability with a seed fires on a repeatable share", async () => {
+    const armed = await svcStub.arm("500", { applyTo: "evaluate", probability: 0.5, seed: 7 });
+    assert.equal(armed.seed, 7);
+    const statuses = [];
+    for (let i = 0; i < 20; i++) statuses.push((await evaluate(svcStub.url)).status);
+    assert.ok(statuses.includes(500) && statuses.includes(200), String(statuses));
+  });
+});
+
+describe("a mistake is one line, before anything is sent", () => {
+  test("an unknown mode lists the modes", async () => {
+    await assert.rejects(svcStub.arm("boom"), {
+      name: "TypeError",
+      message: `unknown fault mode 'boom'; the modes are ${FAULT_MODES.join(", ")}`,
+    });
+    assert.deepEqual(await svcStub.requests(), []);
+  });
+
+  test("an unknown selector lists the selectors", async () => {
+    await assert.rejects(svcStub.arm("500", { applyTo: "evaluation" }), /applyTo: unknown selector 'evaluation'; the selectors are all, runtime/);
+  });
+
+  test("an unknown option names itself", async () => {
+    await assert.rejects(svcStub.arm("500", { ttl: 1 }), /arm\(\): unknown option 'ttl'/);
+  });
+
+  test("what the stub refuses comes back as a StubError with its code and message", async () => {
+    const refused = await svcStub.arm("status").catch((error) => error);
+    assert.ok(refused instanceof StubError);
+    assert.equal(refused.status, 400);
+    assert.match(refused.message, /^400 INVALID_BODY: .*status/);
+  });
+});

@@ -1,0 +1,68 @@
+// The helper's words are the stub's: every fault mode, selector, route name, query parameter
+// and path it uses, checked against the stub's own description of its control plane
+// (stub/openapi.json), so the helper cannot drift from the stub.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { describe, test } from "node:test";
+
+import { FAULT_HEADERS, FAULT_MODES, NAMESPACE_HEADER, ROUTE_NAMES, SELECTORS, VERSION } from "svc-stub";
+
+const ROOT = new URL("../../../../", import.meta.url);
+const document = JSON.parse(readFileSync(new URL("stub/openapi.json", ROOT), "utf8"));
+const schemas = document.components.schemas;
+const SOURCES = new URL("../../src/", import.meta.url);
+
+function parametersOf(path, method = "get") {
+  const operation = document.paths[path][method];
+  return (operation.parameters ?? []).map((p) => (p.$ref ? document.components.parameters[p.$ref.split("/").pop()] : p));
+}
+
+describe("the stub's OpenAPI document", () => {
+  test("fault modes", () => {
+    assert.deepEqual([...FAULT_MODES], schemas.FaultMode.enum);
+  });
+
+  test("selectors", () => {
+    assert.deepEqual([...SELECTORS], schemas.Selector.enum);
+  });
+
+  test("route names", () => {
+    assert.deepEqual([...ROUTE_NAMES], schemas.RouteName.enum);
+  });
+
+  test("the arming document's members are the options arm() takes", () => {
+    const source = readFileSync(new URL("faults.ts", SOURCES), "utf8");
+    const options = JSON.parse(source.match(/const ARM_OPTIONS = new Set\((\[.*?\])\)/s)[1]);
+    assert.deepEqual(options.sort(), Object.keys(schemas.ArmingDocument.properties).filter((m) => m !== "mode").sort());
+  });
+
+  test("the per-request fault headers", () => {
+    const described = JSON.stringify(document.info.description);
+    for (const header of [...Object.values(FAULT_HEADERS), NAMESPACE_HEADER]) {
+      assert.ok(described.includes(header), `${header} is not in the stub's description`);
+    }
+  });
+
+  test("the long-poll's query parameters", () => {
+    const events = parametersOf("/_test/events").map((p) => p.name);
+    for (const name of ["minEvents", "minSvcEvents", "minTargets", "waitMs"]) assert.ok(events.includes(name), name);
+    const requests = parametersOf("/_test/requests").map((p) => p.name);
+    for (const name of ["route", "min", "waitMs"]) assert.ok(requests.includes(name), name);
+  });
+
+  test("every control path the client calls", () => {
+    const source = readFileSync(new URL("control.ts", SOURCES), "utf8");
+    const called = [...source.matchAll(/path: `?"?(\/[^"`?]*)/g)].map((m) => m[1].replace(/\$\{[^}]+\}/g, "{x}"));
+    assert.ok(called.length >= 12, `found ${called}`);
+    const paths = Object.keys(document.paths).map((p) => p.replace(/\{[^}]+\}/g, "{x}"));
+    for (const path of called) assert.ok(paths.includes(path), `${path} is not a path of the stub`);
+  });
+});
+
+describe("one version number", () => {
+  test("the helper's, its package's, the stub's and its OpenAPI document's", () => {
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
+    const pyproject = readFileSync(new URL("pyproject.toml", ROOT), "utf8").match(/^version = "(.*)"$/m)[1];
+    assert.deepEqual([VERSION, pkg.version, pyproject], [document.info.version, document.info.version, document.info.version]);
+  });
+});

@@ -1,0 +1,62 @@
+// The published posthog-node client, driven through the helper: it reads flags and sends
+// events through the test's namespace, and meets the faults the test arms.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { PostHog } from "posthog-node";
+import { useSvcStub } from "svc-stub/node-test";
+
+const svcStub = useSvcStub();
+
+/** One flag as posthog-node reads it remotely: the variant, true/false, or undefined. */
+async function flag(client, key) {
+  const flags = await client.evaluateFlags("user-1", { flagKeys: [key] });
+  return flags.getFlag(key, { sendFeatureFlagEvents: false });
+}
+
+/** posthog-node as an application configures it, pointed at the test's namespace. */
+function posthog() {
+  return new PostHog("phc_js_tests", {
+    host: svcStub.url, // it keeps the base path: /ns/<test>/flags, /ns/<test>/batch
+    flushAt: 1,
+    flushInterval: 0,
+    fetchRetryCount: 0,
+    featureFlagsRequestMaxRetries: 0,
+    sendFeatureFlagEvent: false,
+  });
+}
+
+test("posthog-node reads the flags the test serves", async () => {
+  await svcStub.setFixtures({ flags: { "new-onboarding": { type: "string", value: "guided", variant: "guided" } } });
+  const client = posthog();
+  try {
+    assert.equal(await flag(client, "new-onboarding"), "guided");
+  } finally {
+    await client.shutdown();
+  }
+  const [read] = await svcStub.waitForRequests(1, { route: "flags" });
+  assert.equal(read.status, 200);
+});
+
+test("posthog-node's events arrive in the journal", async () => {
+  const client = posthog();
+  client.capture({ distinctId: "user-1", event: "checkout started", properties: { plan: "pro" } });
+  await client.shutdown(); // flushes
+  const [event] = await svcStub.waitForEvents(1);
+  assert.equal(event.event, "checkout started");
+  assert.equal(event.distinct_id, "user-1");
+  assert.equal(event.properties.plan, "pro");
+});
+
+test("a fault on /flags: posthog-node falls back, and the journal shows what it met", async () => {
+  const client = posthog();
+  try {
+    const value = await svcStub.withFault("500", { applyTo: "flags" }, () => flag(client, "checkout-v2"));
+    assert.equal(value, undefined);
+    assert.equal(await flag(client, "checkout-v2"), "treatment-b");
+  } finally {
+    await client.shutdown();
+  }
+  const [faulted, served] = await svcStub.requests("flags");
+  assert.deepEqual([faulted.status, faulted.fault.mode, served.status], [500, "500", 200]);
+});

@@ -1,0 +1,110 @@
+// A failed test carries its namespace's journal: a child Playwright run of a test that fails on
+// purpose (failing/), on this run's stub, and what its failures leave behind.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { stripVTControlCharacters } from "node:util";
+
+import { expect, test } from "./app.js";
+
+const PACKAGE = fileURLToPath(new URL("../../", import.meta.url));
+const CLI = createRequire(import.meta.url).resolve("@playwright/test/cli");
+const FAILING_CONFIG = fileURLToPath(new URL("failing/playwright.config.js", import.meta.url));
+
+/** The inspector page's data: the namespace's journal as it was when the page was written. */
+function snapshotIn(html) {
+  const json = html.match(/<script type="application\/json" id="svc-stub-snapshot">([\s\S]*?)<\/script>/)?.[1];
+  expect(json, "the journal page embeds its snapshot").toBeDefined();
+  return JSON.parse(json);
+}
+
+const namespaceOf = (html) => snapshotIn(html).namespace;
+
+/** This worker's environment, less what Playwright set for this worker alone. */
+function childEnv(extra) {
+  const env = { ...process.env, ...extra };
+  for (const name of ["TEST_WORKER_INDEX", "TEST_PARALLEL_INDEX", "PLAYWRIGHT_TEST", "FORCE_COLOR", "DEBUG_COLORS"]) {
+    delete env[name];
+  }
+  return env;
+}
+
+test.describe("a failed test's journal", () => {
+  test.describe.configure({ mode: "default" }); // one worker, in order: one child run for all
+
+  let scratch;
+  let run; // the child run: { status, output, journals: { name: html } }
+
+  test.beforeAll(async ({ svcStubUrl }) => {
+    test.setTimeout(60_000);
+    scratch = mkdtempSync(join(tmpdir(), "svc-stub-pw-journal-"));
+    const journalDir = join(scratch, "journal");
+    const child = spawnSync(process.execPath, [CLI, "test", "--config", FAILING_CONFIG, "--output", join(scratch, "results")], {
+      cwd: PACKAGE,
+      env: childEnv({ SVC_STUB_URL: svcStubUrl, SVC_STUB_JOURNAL_DIR: journalDir }),
+      encoding: "utf8",
+      timeout: 50_000,
+    });
+    const files = existsSync(journalDir) ? readdirSync(journalDir).sort() : [];
+    run = {
+      status: child.status,
+      output: stripVTControlCharacters(child.stdout + child.stderr),
+      journals: Object.fromEntries(files.map((name) => [name, readFileSync(join(journalDir, name), "utf8")])),
+    };
+  });
+
+  test.afterAll(() => {
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  });
+
+  test("the run fails, and the list reporter shows each failed attempt's journal attached", () => {
+    expect(run.status, run.output).toBe(1);
+    expect(run.output).toContain("2 failed"); // the failing test, in each project
+    expect(run.output).toContain("2 passed"); // the passing one
+
+    const shown = [...run.output.matchAll(/attachment #\d+: svc-stub journal \(text\/html\)[^\n]*\n\s*(\S+\.html)\s*\n/g)];
+    expect(shown, run.output).toHaveLength(4); // two projects, a first attempt and a retry each
+    // Playwright attached a copy of each journal file: each attempt's own, none twice.
+    const attached = shown.map(([, path]) => namespaceOf(readFileSync(resolve(PACKAGE, path), "utf8")));
+    expect(attached.sort()).toEqual(Object.values(run.journals).map(namespaceOf).sort());
+  });
+
+  test("each failed attempt keeps a journal of its own, per project and per retry; a passed test none", () => {
+    const stem = "journal-kept.fails.js_the_page_read_its_flag_then_the_test_failed";
+    const names = Object.keys(run.journals);
+    expect(names, run.output).toHaveLength(4);
+    for (const name of names) expect(name).toMatch(/-[0-9a-f]{8}\.html$/);
+    expect(names.map((name) => name.replace(/-[0-9a-f]{8}\.html$/, ""))).toEqual([
+      `first_${stem}`,
+      `first_${stem}_retry_1`,
+      `second_${stem}`,
+      `second_${stem}_retry_1`,
+    ]);
+    // four attempts, four namespaces: no journal is another attempt's
+    expect(new Set(Object.values(run.journals).map(namespaceOf)).size).toBe(4);
+  });
+
+  test("a journal is the inspector page of the failed test's namespace, listing the evaluate its page made", () => {
+    expect(Object.keys(run.journals), run.output).not.toHaveLength(0);
+    for (const html of Object.values(run.journals)) {
+      expect(html).toMatch(/^<!doctype html>/i);
+      expect(html).toContain("<title>svc-stub inspector");
+      const snapshot = snapshotIn(html);
+      expect(snapshot.namespace).toMatch(/^the-page-read-its-flag-then-the-test-failed-[0-9a-f]{8}$/);
+      const evaluates = snapshot.requests.filter((r) => r.route === "evaluate");
+      expect(evaluates).toHaveLength(1);
+      expect(evaluates[0]).toMatchObject({ method: "POST", path: "/v1/flags/evaluate", status: 200 });
+      expect(evaluates[0].headers.origin).toMatch(/^http:\/\/localhost:\d+$/);
+    }
+  });
+
+  test("the failed tests' namespaces are deleted all the same", async ({ svcStub }) => {
+    const kept = Object.values(run.journals).map(namespaceOf);
+    expect(kept, run.output).not.toHaveLength(0);
+    const left = (await svcStub.namespaces()).map((n) => n.name);
+    expect(left.filter((name) => kept.includes(name))).toEqual([]);
+  });
+});

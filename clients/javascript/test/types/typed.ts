@@ -1,0 +1,43 @@
+// Compiled, never run: a typo in a fault mode, selector or route does not compile
+// (`tsc -p test`, part of `npm test`). Each @ts-expect-error fails the build if the line compiles.
+import { faultHeaders, type SvcStub } from "svc-stub";
+import { test as vitestTest } from "svc-stub/vitest";
+import { test as playwrightTest } from "svc-stub/playwright";
+import { test as jestTest, withSvcStub } from "svc-stub/jest";
+import { useSvcStub } from "svc-stub/node-test";
+
+export async function typed(svcStub: SvcStub): Promise<void> {
+  await svcStub.arm("500", { applyTo: "evaluate", ttlRequests: 1 });
+  await svcStub.arm("status", { status: 503, retryAfter: 2, applyTo: ["capture", "register"] });
+  await svcStub.arm({ sequence: ["429", "none", { mode: "delay", delayMs: 50 }], applyTo: "runtime" });
+  await svcStub.withFault("reset", { applyTo: "flags" }, async (armed) => armed.id);
+  await svcStub.requests("projects.create");
+  faultHeaders("slow_body", { delayMs: 10 });
+
+  // @ts-expect-error: no such mode
+  await svcStub.arm("500s");
+  // @ts-expect-error: no such selector
+  await svcStub.arm("500", { applyTo: "evaluation" });
+  // @ts-expect-error: no such option
+  await svcStub.arm("500", { ttl: 1 });
+  // @ts-expect-error: a sequence takes no ttlRequests
+  await svcStub.arm({ sequence: ["500"], ttlRequests: 1 });
+  // @ts-expect-error: no such route
+  await svcStub.requests("evaluation");
+  // @ts-expect-error: no such step
+  await svcStub.arm({ sequence: ["boom"] });
+}
+
+vitestTest("vitest", async ({ svcStub }) => {
+  const url: string = svcStub.url;
+  void url;
+});
+playwrightTest("playwright", async ({ svcStub, page }) => {
+  await page.goto(svcStub.url);
+});
+jestTest("jest", async ({ svcStub }) => {
+  await svcStub.clearFaults();
+});
+withSvcStub({ fixtures: "flags.yaml", keys: ["phc_mine"] });
+const nodeStub = useSvcStub({ fixtures: { flags: {} } });
+void nodeStub.of;

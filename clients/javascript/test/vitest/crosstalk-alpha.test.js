@@ -1,0 +1,3 @@
+import { crosstalkTests } from "./crosstalk.js";
+
+crosstalkTests("alpha");

@@ -1,0 +1,44 @@
+// Per-test fixtures and keys, faults for a block, waits, through Vitest's fixtures.
+import { describe, expect, test } from "svc-stub/vitest";
+
+import { capture, evaluate, valueOf } from "../support.js";
+
+describe("with svcStubOptions", () => {
+  test.override({
+    svcStubOptions: {
+      fixtures: [new URL("../fixtures/beta.yaml", import.meta.url), { flags: { "from-object": { type: "boolean", value: true } } }],
+      keys: ["phc_vitest_bound"],
+    },
+  });
+
+  test("the test's namespace serves its files and documents, later ones overlaid", async ({ svcStub }) => {
+    expect((await svcStub.servedFixtures()).flags).toEqual(["beta-banner", "from-object"]);
+    expect(await valueOf(svcStub.url, "beta-banner")).toBe(true);
+  });
+
+  test("a bound key brings a request that names no namespace into the test's", async ({ svcStub }) => {
+    const answer = await fetch(`${svcStub.baseUrl}/flags/?v=2`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ api_key: "phc_vitest_bound", distinct_id: "user-1" }),
+    });
+    expect(answer.status).toBe(200);
+    expect(await svcStub.requests("flags")).toHaveLength(1);
+  });
+});
+
+test("without options, the run's fixtures", async ({ svcStub }) => {
+  expect(await valueOf(svcStub.url, "checkout-v2")).toBe("treatment-b");
+});
+
+test("withFault for a block, then served again", async ({ svcStub }) => {
+  const inside = await svcStub.withFault("status", { status: 503, applyTo: "evaluate" }, () => evaluate(svcStub.url));
+  expect(inside.status).toBe(503);
+  expect((await evaluate(svcStub.url)).status).toBe(200);
+});
+
+test("a wait for what a client sends in the background", async ({ svcStub }) => {
+  setTimeout(() => capture(svcStub.url, [{ type: "signal", name: "checkout-latency", value: 120 }]), 100);
+  const [signal] = await svcStub.waitForSvcEvents(1);
+  expect(signal).toMatchObject({ type: "signal", name: "checkout-latency" });
+});
