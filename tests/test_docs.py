@@ -733,6 +733,27 @@ RUN_BY: dict[tuple[str, str], str] = {
     ("docs/guides/faults.md", "# Fail the first two evaluations, then succeed"):
         "TestTheFaultRecipes",
     ("docs/reference/fixtures.md", "flags:"): "TestTheFixtureExamples",
+    ("docs/guides/javascript.md", "pip install /path/to/svc-stub"):
+        "clients/javascript/test/node/docs.test.js",
+    ("docs/guides/javascript.md", "// checkout.test.js: run with `node --test`"):
+        "clients/javascript/scripts/examples.mjs",
+    ("docs/guides/javascript.md", "// vitest.config.js: one stub for the run, shared by every "
+     "worker"): "clients/javascript/scripts/examples.mjs",
+    ("docs/guides/javascript.md", "// checkout.test.js: run with `npx vitest run`"):
+        "clients/javascript/scripts/examples.mjs",
+    ("docs/guides/javascript.md", "// jest.config.js: one stub for the run, shared by every "
+     "worker"): "clients/javascript/scripts/examples.mjs",
+    ("docs/guides/javascript.md", "// checkout.test.js: run with "
+     "`NODE_OPTIONS=--experimental-vm-modules npx jest`"):
+        "clients/javascript/scripts/examples.mjs",
+    ("docs/guides/javascript.md", "// playwright.config.js: one stub for the run; Chromium from "
+     "the system"): "clients/javascript/scripts/examples.mjs",
+    ("docs/guides/javascript.md", "// checkout.spec.js: run with `npx playwright test`"):
+        "clients/javascript/scripts/examples.mjs",
+    ("docs/guides/javascript.md", "AssertionError: no exposure of checkout-v2 for user-2; "
+     "exposures recorded:"): "clients/javascript/test/node/journal.test.js",
+    ("docs/guides/javascript.md", "svc-stub: no 'svc-stub' to run; install it (pip install "
+     "svc-stub) or set SVC_STUB_BIN to its path"): "clients/javascript/test/node/errors.test.js",
     ("docs/guides/keys.md", "# An organisation key in a runtime adapter: served, and flagged"):
         "TestKeysAndPlanesSection",
     ("docs/guides/keys.md", "keys:"): "TestTheFixtureExamples",
@@ -769,7 +790,7 @@ class TestEveryBlockIsRun:
         here = (ROOT / "tests" / "test_docs.py").read_text(encoding="utf-8")
         for runner in RUN_BY.values():
             name = runner.split()[0]
-            if name.startswith("tests/"):
+            if name.startswith(("tests/", "clients/")):
                 assert (ROOT / name).is_file(), name
             else:
                 cls, _, method = name.partition(".")
