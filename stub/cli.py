@@ -32,7 +32,7 @@ from stub.config import (
 from stub.control.access import BadSetting, host_setting, origin_setting
 from stub.process import ready_line
 from stub.rate_limit import is_rate
-from stub.server import ListenError, serve
+from stub.server import ListenError, is_running, serve
 from stub.upstream.transport import UpstreamError, tls_context, upstream_of
 from stub.validation import FixtureError
 
@@ -219,6 +219,13 @@ Examples:
     show_default=True,
     help="'debug' adds one line per request (keys and tokens redacted).",
 )
+@_option(
+    "--stop-with",
+    metavar="PID",
+    type=click.IntRange(min=1),
+    help="Stop when process PID has ended (the test run that started the stub), however it "
+    "ended: a run killed outright leaves no stub behind.",
+)
 @click.version_option(__version__, prog_name="svc-stub")
 def command(
     host: str,
@@ -243,6 +250,7 @@ def command(
     max_upstream_in_flight_bytes: int,
     allow_insecure_upstream: bool,
     log_level: str,
+    stop_with: int | None,
 ) -> None:
     """A local stand-in for the control-point service's runtime and management planes and the
     legacy vendor routes.
@@ -256,6 +264,8 @@ def command(
         raise ConfigError("--watch: add --fixtures FILE_OR_DIR (the shipped set never changes)")
     if any(not key for key in api_keys):
         raise ConfigError("--api-key: a key cannot be empty")
+    if stop_with is not None and not is_running(stop_with):
+        raise ConfigError(f"--stop-with {stop_with}: no such process (give the test run's PID)")
     generated_token = not is_loopback(host) and control_token is None
     config = StubConfig(
         host=host,
@@ -296,7 +306,16 @@ def command(
     access_log = logging.getLogger("stub.access") if config.log_level == "debug" else None
     _collect_again()
     try:
-        asyncio.run(serve(app, config.host, config.port, on_ready=ready, access_log=access_log))
+        asyncio.run(
+            serve(
+                app,
+                config.host,
+                config.port,
+                on_ready=ready,
+                access_log=access_log,
+                stop_with=stop_with,
+            )
+        )
     except ListenError as exc:
         raise ConfigError(str(exc)) from None
 

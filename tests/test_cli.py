@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import socket
@@ -332,6 +333,36 @@ class TestSignals:
             assert time.monotonic() - started < 2
             assert stub.process.stderr is not None
             assert "Traceback" not in stub.process.stderr.read()
+
+
+class TestStopWith:
+    """`--stop-with PID`: the stub outlives no test run, however the run ended."""
+
+    def test_the_stub_stops_cleanly_once_the_process_has_ended(self) -> None:
+        run = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        try:
+            with spawn_stub("--stop-with", str(run.pid)) as stub:
+                assert stub.get("/health") == {"ok": True}
+                run.kill()  # as a test run killed outright ends
+                run.wait()
+                assert stub.process.wait(timeout=5) == 0
+                assert stub.process.stderr is not None
+                assert "Traceback" not in stub.process.stderr.read()
+        finally:
+            run.kill()
+
+    def test_it_serves_while_the_process_runs(self) -> None:
+        with spawn_stub("--stop-with", str(os.getpid())) as stub:
+            time.sleep(0.5)  # a few of its looks
+            assert stub.process.poll() is None
+            assert stub.get("/health") == {"ok": True}
+
+    def test_a_process_that_is_not_there_is_one_line(self) -> None:
+        gone = subprocess.Popen([sys.executable, "-c", "pass"])
+        gone.wait()
+        assert one_line(run_stub("--port", "0", "--stop-with", str(gone.pid))) == (
+            f"svc-stub: error: --stop-with {gone.pid}: no such process (give the test run's PID)"
+        )
 
 
 class TestLogging:

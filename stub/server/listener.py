@@ -20,6 +20,9 @@ from stub.server.connection import StubRunner
 SHUTDOWN_GRACE_S = 0.3
 # Room for a burst of a thousand connections before the kernel starts refusing them.
 BACKLOG = 1024
+# How often a stub started with --stop-with looks for its process: a test run's end is noticed
+# within this, and looking costs one system call.
+WATCH_INTERVAL_S = 0.2
 
 
 _IN_USE = (
@@ -39,8 +42,10 @@ async def serve(
     *,
     on_ready: Callable[[int], None],
     access_log: logging.Logger | None = None,
+    stop_with: int | None = None,
 ) -> None:
-    """Serve until SIGINT or SIGTERM; `on_ready(port)` runs once the socket accepts."""
+    """Serve until SIGINT or SIGTERM, or until process `stop_with` is gone; `on_ready(port)`
+    runs once the socket accepts."""
     runner = StubRunner(
         app,
         handle_signals=False,
@@ -50,6 +55,7 @@ async def serve(
     )
     await runner.setup()
     stopped = _stop_event()  # before on_ready: a parent may signal as soon as it hears
+    watching = None if stop_with is None else asyncio.create_task(_watch(stop_with, stopped))
     listener: asyncio.Server | None = None
     try:
         assert runner.server is not None
@@ -63,6 +69,8 @@ async def serve(
         on_ready(listener.sockets[0].getsockname()[1])
         await stopped.wait()
     finally:
+        if watching is not None:
+            watching.cancel()
         if listener is not None:
             listener.close()
         await runner.cleanup()
@@ -74,3 +82,22 @@ def _stop_event() -> asyncio.Event:
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     return stop
+
+
+async def _watch(pid: int, stop: asyncio.Event) -> None:
+    """Stops the stub once process `pid` (the test run it serves) is gone, however it ended:
+    a run killed outright leaves no stub behind."""
+    parent = os.getppid()
+    while is_running(pid) and not (pid == parent and os.getppid() != parent):
+        await asyncio.sleep(WATCH_INTERVAL_S)
+    stop.set()
+
+
+def is_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # no signal sent: only whether the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's, but there
+    return True

@@ -59,7 +59,8 @@ export class StubProcess {
   static async start(options: StartOptions = {}): Promise<StubProcess> {
     const bin = options.bin ?? process.env[BIN_VARIABLE] ?? "svc-stub";
     const fixtures = (options.fixtures ?? []).flatMap((path) => ["--fixtures", path]);
-    const args = ["--host", "127.0.0.1", "--port", "0", ...fixtures, ...(options.args ?? [])];
+    // --stop-with: the stub ends with this process, even one killed outright
+    const args = ["--host", "127.0.0.1", "--port", "0", "--stop-with", String(process.pid), ...fixtures, ...(options.args ?? [])];
     const logDirectory = mkdtempSync(join(tmpdir(), "svc-stub-"));
     const logPath = join(logDirectory, "stub.log");
     const log = openSync(logPath, "w");

@@ -111,6 +111,21 @@ describe("the run", () => {
   });
 });
 
+test("the run's stub is stopped when the run is killed outright", async () => {
+  // the test file run as a script: its process is the one that started the stub
+  const run = spawn(process.execPath, [new URL("hanging.js", RUNS).pathname], {
+    env: childEnvironment({ SVC_STUB_URL: undefined, HANG: "1" }),
+  });
+  let said = "";
+  run.stdout.on("data", (chunk) => (said += chunk));
+  while (!/stub at \S+/.test(said)) await sleep(20);
+  const url = said.match(/stub at (\S+)/)[1];
+  run.kill("SIGKILL"); // no hook of its own runs: the stub notices by itself
+  await new Promise((resolve) => run.once("exit", resolve));
+  for (let i = 0; i < 100 && (await answers(url)); i++) await sleep(50);
+  assert.equal(await answers(url), false);
+});
+
 async function answers(url) {
   try {
     return await new SvcStub(url).health();
