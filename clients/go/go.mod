@@ -1,0 +1,3 @@
+module github.com/svc-stub/svc-stub/clients/go
+
+go 1.21

@@ -1,0 +1,296 @@
+// Every way the run's stub can be missing, each one line that says what to do.
+package svcstub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+)
+
+// serving is the URL of a server answering every request with handler, closed when the test ends.
+func serving(t *testing.T, handler http.HandlerFunc) string {
+	t.Helper()
+	server := httptest.NewServer(handler)
+	t.Cleanup(server.Close)
+	return server.URL
+}
+
+// closedURL is a URL nothing listens at.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	server := httptest.NewServer(http.NotFoundHandler())
+	server.Close()
+	return server.URL
+}
+
+func TestStartFailuresAreOneLine(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		options StartOptions
+		want    string
+	}{
+		{
+			"no svc-stub to run",
+			StartOptions{Bin: "/nonexistent/svc-stub"},
+			"svc-stub: no '/nonexistent/svc-stub' to run; install it (pip install svc-stub) or set SVC_STUB_BIN to its path",
+		},
+		{
+			"a stub that does not start: its own last line",
+			StartOptions{Args: []string{"--fixtures", "/nonexistent/flags.yaml"}},
+			"svc-stub did not start (exit code 2): svc-stub: error: /nonexistent/flags.yaml: no such file",
+		},
+	} {
+		tc := tc
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			process, err := Start(tc.options)
+			if err == nil {
+				_ = process.Stop()
+				t.Fatal("it started")
+			}
+			var startErr *StartError
+			if !errors.As(err, &startErr) || err.Error() != tc.want {
+				t.Errorf("err = %T %q\nwant a *StartError %q", err, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestAStartedStubServesAndIsGoneOnceStopped(t *testing.T) {
+	t.Parallel()
+	process, err := Start(StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^http://127\.0\.0\.1:\d+$`).MatchString(process.URL) {
+		t.Errorf("URL = %s", process.URL)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := NewClient(process.URL).Health(ctx); err != nil {
+		t.Errorf("health: %v", err)
+	}
+	if err := process.Stop(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	var unreachable *UnreachableError
+	if err := NewClient(process.URL).Health(ctx); !errors.As(err, &unreachable) {
+		t.Errorf("health once stopped: %v, want an *UnreachableError", err)
+	}
+	if _, err := os.Stat(process.LogPath); !os.IsNotExist(err) {
+		t.Errorf("its log %s is still there: %v", process.LogPath, err)
+	}
+}
+
+func TestAStubAtSVCStubURLIsCheckedWithOneLine(t *testing.T) {
+	t.Parallel()
+	closed := closedURL(t)
+	notFound := serving(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, "<h1>Not Found</h1>")
+	})
+	claiming := func(version string) string {
+		return serving(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			if r.URL.Path == "/health" {
+				fmt.Fprint(w, `{"ok": true}`)
+				return
+			}
+			fmt.Fprintf(w, `{"info": {"version": %q}}`, version)
+		})
+	}
+	older, newer := claiming("0.0.9"), claiming("0.10.0")
+	running, err := RunURL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	use := "start one there (svc-stub --port PORT) or unset SVC_STUB_URL to have one started"
+	for _, tc := range []struct {
+		name, url, want string
+	}{
+		{"nothing answers", closed, fmt.Sprintf("svc-stub: SVC_STUB_URL=%s does not answer as svc-stub (connection refused); %s", closed, use)},
+		{"something else answers", notFound, fmt.Sprintf("svc-stub: SVC_STUB_URL=%s does not answer as svc-stub (404 from /health: <h1>Not Found</h1>); %s", notFound, use)},
+		{"an older stub", older, fmt.Sprintf("svc-stub: SVC_STUB_URL=%s is svc-stub 0.0.9, older than this package (%s); upgrade it (pip install -U svc-stub)", older, Version)},
+		{"a newer stub", newer, ""},
+		{"the run's stub", running, ""},
+	} {
+		err := checkStub(tc.url, URLVariable+"="+tc.url)
+		if got := fmt.Sprint(err); err == nil && tc.want != "" || err != nil && got != tc.want {
+			t.Errorf("%s: checkStub = %v\nwant %q", tc.name, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: not one line: %q", tc.name, err)
+		}
+	}
+}
+
+func TestRecentEnoughComparesNumbers(t *testing.T) {
+	for version, want := range map[string]bool{
+		Version: true, "0.1.1": true, "0.10.0": true, "1.0": true, "0.2.0rc1": true,
+		"0.0.9": false, "0.0.10": false, "": false, "latest": false,
+	} {
+		if got := recentEnough(version); got != want {
+			t.Errorf("recentEnough(%q) = %t, want %t", version, got, want)
+		}
+	}
+}
+
+func TestTheControlClientAtADeadURLSaysSoInOneLine(t *testing.T) {
+	t.Parallel()
+	closed := closedURL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := NewClient(closed).Armed(ctx)
+	var unreachable *UnreachableError
+	port := closed[strings.LastIndex(closed, ":")+1:]
+	want := fmt.Sprintf("svc-stub at %s does not answer (connection refused); start one there (svc-stub --port %s) or correct the URL", closed, port)
+	if !errors.As(err, &unreachable) || err.Error() != want {
+		t.Errorf("err = %T %q\nwant an *UnreachableError %q", err, err, want)
+	}
+	_, err = NewClient(closed).InNamespace("no spaces")
+	if want := `svcstub: namespace "no spaces" is not a namespace name`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("InNamespace(\"no spaces\") = %v, want %s...", err, want)
+	}
+}
+
+// fatalRecorder is a testing.TB whose Fatal keeps what it said and ends the goroutine, as
+// t.Fatal does; the rest is the real test's.
+type fatalRecorder struct {
+	testing.TB
+	said string
+}
+
+func (r *fatalRecorder) Helper()        {}
+func (r *fatalRecorder) Fatal(a ...any) { r.said = fmt.Sprint(a...); runtime.Goexit() }
+func (r *fatalRecorder) Fatalf(format string, a ...any) {
+	r.said = fmt.Sprintf(format, a...)
+	runtime.Goexit()
+}
+
+// fatalOf is what body's Fatal said ("" if it did not fail).
+func fatalOf(t *testing.T, body func(tb testing.TB)) string {
+	recorder := &fatalRecorder{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		body(recorder)
+	}()
+	<-done
+	return recorder.said
+}
+
+func TestAStubsFailureSaysSvcstubOnce(t *testing.T) {
+	t.Parallel()
+	missing := "svcstub: fixtures: open testdata/missing.yaml: no such file or directory"
+	for _, tc := range []struct {
+		name string
+		body func(tb testing.TB)
+		want string
+	}{
+		{"New, WithFixtures", func(tb testing.TB) { New(tb, WithFixtures("testdata/missing.yaml")) }, missing},
+		{"SetFixtures", func(tb testing.TB) { New(tb).SetFixtures("testdata/missing.yaml") }, missing},
+		{"Arm", func(tb testing.TB) { New(tb).Arm(Fault{Mode: "500s"}) }, `svcstub: unknown fault mode "500s"; the modes are [delay 401`},
+		{"a fixture the stub refuses", func(tb testing.TB) {
+			New(tb).SetFixtures(map[string]any{"flags": map[string]any{"bad": map[string]any{"type": "colour"}}})
+		}, "svcstub: 400 INVALID_FIXTURES: body: flags.bad."},
+	} {
+		if said := fatalOf(t, tc.body); !strings.HasPrefix(said, tc.want) {
+			t.Errorf("%s: the test failed with %q\nwant %q...", tc.name, said, tc.want)
+		}
+	}
+}
+
+// TestChildNewWithoutAStub fails on purpose: TestNewFailsTheTestInOneLineWithoutAStub runs it
+// in a `go test` of its own with no stub to be had.
+func TestChildNewWithoutAStub(t *testing.T) {
+	if os.Getenv("SVCSTUB_CHILD") != "no-stub" {
+		t.Skip("fails on purpose; TestNewFailsTheTestInOneLineWithoutAStub runs it")
+	}
+	New(t)
+	t.Error("New returned without a stub")
+}
+
+func TestNewFailsTheTestInOneLineWithoutAStub(t *testing.T) {
+	t.Parallel()
+	var path []string // PATH without svc-stub
+	for _, directory := range filepath.SplitList(os.Getenv("PATH")) {
+		if _, err := os.Stat(filepath.Join(directory, "svc-stub")); err != nil {
+			path = append(path, directory)
+		}
+	}
+	output, err := runGoTest(t, map[string]string{
+		"SVCSTUB_CHILD": "no-stub", BinVariable: "/nonexistent/svc-stub", URLVariable: "",
+		"PATH": strings.Join(path, string(filepath.ListSeparator)),
+	}, "-run", "^TestChildNewWithoutAStub$", "-v", ".")
+	line := 0
+	for i, text := range strings.Split(readFile(t, "errors_test.go"), "\n") {
+		if strings.TrimSpace(text) == "New(t)" {
+			line = i + 1
+		}
+	}
+	want := fmt.Sprintf("=== RUN   TestChildNewWithoutAStub\n"+
+		"    errors_test.go:%d: svc-stub: no '/nonexistent/svc-stub' to run; install it (pip install svc-stub) or set SVC_STUB_BIN to its path\n"+
+		"--- FAIL: TestChildNewWithoutAStub", line)
+	if err == nil || !strings.Contains(output, want) {
+		t.Errorf("the child test (%v) printed:\n%s\nwant in it:\n%s", err, output, want)
+	}
+}
+
+// runGoTest runs `go test -count=1 args...` in the package's directory as this test binary was
+// built (-race if it was), with env's variables set ("" unsets one); its output, and how it ended.
+func runGoTest(t *testing.T, env map[string]string, args ...string) (string, error) {
+	t.Helper()
+	goCommand, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go command to run a child test: %v", err)
+	}
+	flags := []string{"test", "-count=1"}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, setting := range info.Settings {
+			if setting.Key == "-race" && setting.Value == "true" {
+				flags = append(flags, "-race") // the parent's build cache serves the child
+			}
+		}
+	}
+	var environment []string
+	for _, variable := range os.Environ() {
+		if _, replaced := env[strings.SplitN(variable, "=", 2)[0]]; !replaced {
+			environment = append(environment, variable)
+		}
+	}
+	for name, value := range env {
+		if value != "" {
+			environment = append(environment, name+"="+value)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	command := exec.CommandContext(ctx, goCommand, append(flags, args...)...)
+	command.Env = environment
+	output, err := command.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("go test %s did not end within 60s:\n%s", strings.Join(args, " "), output)
+	}
+	return string(output), err
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(text)
+}

@@ -1,0 +1,282 @@
+// The package's words are the stub's: every fault mode, selector, route name, arming member,
+// query parameter and path it uses, checked against the stub's own description of its control
+// plane (stub/openapi.json), so the package cannot drift from the stub.
+package svcstub_test
+
+import (
+	"encoding/json"
+	"os"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/svc-stub/svc-stub/clients/go/svcstub"
+)
+
+const openAPIPath = "../../../stub/openapi.json"
+
+// openAPI is the part of the stub's OpenAPI document these tests read.
+type openAPI struct {
+	Info struct {
+		Version     string `json:"version"`
+		Description string `json:"description"`
+	} `json:"info"`
+	Paths      map[string]map[string]operation `json:"paths"`
+	Components struct {
+		Schemas    map[string]schema    `json:"schemas"`
+		Parameters map[string]parameter `json:"parameters"`
+	} `json:"components"`
+}
+
+type operation struct {
+	Parameters []parameter `json:"parameters"`
+}
+
+type parameter struct {
+	Ref  string `json:"$ref"`
+	Name string `json:"name"`
+	In   string `json:"in"`
+}
+
+type schema struct {
+	Enum       []string                   `json:"enum"`
+	Properties map[string]json.RawMessage `json:"properties"`
+	OneOf      []schema                   `json:"oneOf"`
+}
+
+func readOpenAPI(t *testing.T) openAPI {
+	t.Helper()
+	raw, err := os.ReadFile(openAPIPath)
+	if err != nil {
+		t.Fatalf("the stub's OpenAPI document: %v", err)
+	}
+	var document openAPI
+	if err := json.Unmarshal(raw, &document); err != nil {
+		t.Fatalf("%s: %v", openAPIPath, err)
+	}
+	return document
+}
+
+// parametersOf names the parameters of one operation, $refs resolved.
+func (d openAPI) parametersOf(t *testing.T, path, method string) []string {
+	t.Helper()
+	operation, ok := d.Paths[path][method]
+	if !ok {
+		t.Fatalf("%s %s is not in the document", strings.ToUpper(method), path)
+	}
+	var names []string
+	for _, p := range operation.Parameters {
+		if p.Ref != "" {
+			resolved, ok := d.Components.Parameters[p.Ref[strings.LastIndex(p.Ref, "/")+1:]]
+			if !ok {
+				t.Fatalf("%s: no parameter %s", path, p.Ref)
+			}
+			p = resolved
+		}
+		names = append(names, p.Name)
+	}
+	return names
+}
+
+func asStrings[T ~string](list []T) []string {
+	out := make([]string, len(list))
+	for i, item := range list {
+		out[i] = string(item)
+	}
+	return out
+}
+
+func TestVocabularyIsTheStubs(t *testing.T) {
+	schemas := readOpenAPI(t).Components.Schemas
+	for _, tc := range []struct {
+		name   string
+		schema string
+		ours   []string
+	}{
+		{"Modes", "FaultMode", asStrings(svcstub.Modes)},
+		{"Selectors", "Selector", asStrings(svcstub.Selectors)},
+		{"Routes", "RouteName", asStrings(svcstub.Routes)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			theirs := schemas[tc.schema].Enum
+			if len(theirs) == 0 {
+				t.Fatalf("the document has no %s enum", tc.schema)
+			}
+			if !reflect.DeepEqual(tc.ours, theirs) {
+				t.Errorf("svcstub.%s = %q\nbut %s is %q", tc.name, tc.ours, tc.schema, theirs)
+			}
+		})
+	}
+}
+
+func TestModeNoneIsASequenceStep(t *testing.T) {
+	for _, alternative := range readOpenAPI(t).Components.Schemas["SequenceStep"].OneOf {
+		if contains(alternative.Enum, string(svcstub.ModeNone)) {
+			return
+		}
+	}
+	t.Errorf("a SequenceStep cannot be %q", svcstub.ModeNone)
+}
+
+// armingFields maps each member of the arming document (and of a sequence's step) to the field
+// of Fault (and of Step) that sets it.
+var armingFields = map[string]string{
+	"mode":        "Mode",
+	"sequence":    "Sequence",
+	"applyTo":     "ApplyTo",
+	"ttlRequests": "TTLRequests",
+	"delayMs":     "Delay",
+	"status":      "Status",
+	"body":        "Body",
+	"retryAfter":  "RetryAfter",
+	"probability": "Probability",
+	"seed":        "Seed",
+}
+
+func TestFaultCoversTheArmingDocument(t *testing.T) {
+	schemas := readOpenAPI(t).Components.Schemas
+	var stepSchema schema
+	for _, alternative := range schemas["SequenceStep"].OneOf {
+		if alternative.Properties != nil {
+			stepSchema = alternative
+		}
+	}
+	for _, tc := range []struct {
+		name       string
+		properties map[string]json.RawMessage
+		goType     reflect.Type
+	}{
+		{"ArmingDocument/Fault", schemas["ArmingDocument"].Properties, reflect.TypeOf(svcstub.Fault{})},
+		{"SequenceStep/Step", stepSchema.Properties, reflect.TypeOf(svcstub.Step{})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if len(tc.properties) == 0 {
+				t.Fatal("the schema has no properties")
+			}
+			covered := map[string]bool{}
+			for member := range tc.properties {
+				field, known := armingFields[member]
+				if !known {
+					t.Errorf("the stub's %s has a member %q this test does not know: give %s a field for it and map it here", tc.name, member, tc.goType.Name())
+					continue
+				}
+				if _, ok := tc.goType.FieldByName(field); !ok {
+					t.Errorf("%s has no field %s for the member %q", tc.goType.Name(), field, member)
+				}
+				covered[field] = true
+			}
+			for i := 0; i < tc.goType.NumField(); i++ {
+				if name := tc.goType.Field(i).Name; !covered[name] {
+					t.Errorf("%s.%s sets no member of the stub's %s", tc.goType.Name(), name, tc.name)
+				}
+			}
+		})
+	}
+}
+
+func TestLongPollParametersAreTheStubs(t *testing.T) {
+	document := readOpenAPI(t)
+	source := readSource(t, "client.go")
+	for path, names := range map[string][]string{
+		"/_test/events":   {"minEvents", "minSvcEvents", "minTargets", "waitMs"},
+		"/_test/requests": {"route", "min", "waitMs"},
+	} {
+		parameters := document.parametersOf(t, path, "get")
+		for _, name := range names {
+			if !strings.Contains(source, `"`+name+`"`) {
+				t.Errorf("client.go does not send %q (update this test's list)", name)
+			}
+			if !contains(parameters, name) {
+				t.Errorf("%s is not a parameter of GET %s (it has %q)", name, path, parameters)
+			}
+		}
+	}
+}
+
+func TestEveryControlPathIsTheStubs(t *testing.T) {
+	document := readOpenAPI(t)
+	source := readSource(t, "client.go")
+	placeholder := regexp.MustCompile(`\{[^}]+\}`)
+	served := map[string]bool{} // "METHOD /path/{x}"
+	for path, operations := range document.Paths {
+		for method := range operations {
+			served[strings.ToUpper(method)+" "+placeholder.ReplaceAllString(path, "{x}")] = true
+		}
+	}
+
+	type called struct{ method, path string }
+	var calls []called
+	for _, m := range regexp.MustCompile(`method:\s*"(\w+)",\s*path:\s*"([^"]*)"`).FindAllStringSubmatch(source, -1) {
+		calls = append(calls, called{m[1], m[2]})
+	}
+	if all := strings.Count(source, `path: "`); all != len(calls) {
+		t.Fatalf("client.go has %d path: literals, but %d with their method before them: update this test", all, len(calls))
+	}
+	for _, m := range regexp.MustCompile(`documentCall\("([^"]*)"`).FindAllStringSubmatch(source, -1) {
+		calls = append(calls, called{"POST", m[1]})
+	}
+	if len(calls) < 20 {
+		t.Fatalf("found only %d calls in client.go: %v", len(calls), calls)
+	}
+	for _, c := range calls {
+		path := c.path
+		if strings.HasSuffix(path, "/") { // "/_test/fault/" + strconv.Itoa(id)
+			path += "{x}"
+		}
+		if !served[c.method+" "+path] {
+			t.Errorf("client.go calls %s %s, which the stub's document does not have", c.method, c.path)
+		}
+	}
+}
+
+func TestHeadersAreInTheStubsDescription(t *testing.T) {
+	description := readOpenAPI(t).Info.Description
+	for _, header := range []string{
+		svcstub.HeaderFault, svcstub.HeaderDelayMs, svcstub.HeaderStatus, svcstub.HeaderRetryAfter, svcstub.HeaderNamespace,
+	} {
+		if !strings.Contains(description, header) {
+			t.Errorf("%s is not in the stub's description", header)
+		}
+	}
+}
+
+func TestOneVersionNumber(t *testing.T) {
+	stub := readOpenAPI(t).Info.Version
+	pyproject := regexp.MustCompile(`(?m)^version = "(.*)"$`).FindStringSubmatch(readSource(t, "../../../pyproject.toml"))
+	if pyproject == nil {
+		t.Fatal("pyproject.toml has no version line")
+	}
+	var pkg struct{ Version string }
+	if err := json.Unmarshal([]byte(readSource(t, "../../javascript/package.json")), &pkg); err != nil {
+		t.Fatalf("package.json: %v", err)
+	}
+	versions := map[string]string{
+		"svcstub.Version":                 svcstub.Version,
+		"pyproject.toml":                  pyproject[1],
+		"clients/javascript/package.json": pkg.Version,
+	}
+	for name, version := range versions {
+		if version != stub {
+			t.Errorf("%s is %q; the stub's OpenAPI document is %q", name, version, stub)
+		}
+	}
+}
+
+func readSource(t *testing.T, path string) string {
+	t.Helper()
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(text)
+}
+
+func contains(list []string, value string) bool {
+	for _, item := range list {
+		if item == value {
+			return true
+		}
+	}
+	return false
+}
