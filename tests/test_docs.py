@@ -733,6 +733,21 @@ RUN_BY: dict[tuple[str, str], str] = {
     ("docs/guides/faults.md", "# Fail the first two evaluations, then succeed"):
         "TestTheFaultRecipes",
     ("docs/reference/fixtures.md", "flags:"): "TestTheFixtureExamples",
+    ("docs/guides/go.md", "pip install /path/to/svc-stub"):
+        "clients/go/examples/docs_test.go",
+    ("docs/guides/go.md", "// checkout.go: the application code under test"):
+        "clients/go/examples/checkout/checkout_test.go",
+    ("docs/guides/go.md", "// checkout_test.go: run with `go test ./...`"):
+        "clients/go/examples/checkout/checkout_test.go",
+    ("docs/guides/go.md", "// provider.go: an infrastructure tool's code under test (a Terraform "
+     "provider's resource)"): "clients/go/examples/provider/provider_test.go",
+    ("docs/guides/go.md", "// provider_test.go: run with `go test ./...`"):
+        "clients/go/examples/provider/provider_test.go",
+    ("docs/guides/go.md", "// sdks/go/adapters/remote/stub_test.go"):
+        "clients/go/examples/docs_test.go (parsed; it builds only in the SDK's module)",
+    ("docs/guides/go.md", "=== RUN"): "clients/go/svcstub/journal_test.go",
+    ("docs/guides/go.md", "svc-stub: no 'svc-stub' to run; install it (pip install svc-stub) or "
+     "set SVC_STUB_BIN to its path"): "clients/go/svcstub/errors_test.go",
     ("docs/guides/javascript.md", "pip install /path/to/svc-stub"):
         "clients/javascript/test/node/docs.test.js",
     ("docs/guides/javascript.md", "// checkout.test.js: run with `node --test`"):
