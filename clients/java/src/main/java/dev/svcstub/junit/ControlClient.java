@@ -1,0 +1,345 @@
+package dev.svcstub.junit;
+
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+
+/**
+ * svc-stub's test-control plane ({@code /_test/*}) over {@code java.net.http}, in one namespace
+ * when it has one. Each call returns what the stub answered, read, or throws a
+ * {@link SvcStubException} whose message is one line: the stub refused ({@link StubRefusedException}),
+ * or nothing (or something else) answers ({@link StubUnreachableException}).
+ */
+final class ControlClient {
+    /** How long a control call may take, besides the time a long-poll was asked to wait. */
+    static final Duration CALL_TIMEOUT = Duration.ofSeconds(10);
+    /** The longest wait the stub takes in one long-poll. */
+    static final Duration MAX_WAIT = Duration.ofSeconds(60);
+
+    private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+
+    /**
+     * One client for every call of the run: HTTP/1.1 (the stub speaks nothing else, and an h2c
+     * upgrade offer is one more thing to go wrong), no redirects, connections kept.
+     */
+    private static final HttpClient HTTP = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .followRedirects(HttpClient.Redirect.NEVER)
+            .connectTimeout(Duration.ofSeconds(5))
+            .build();
+
+    private final String baseUrl;
+    private final String namespace; // null: the default one
+    private final String controlToken; // null: none
+
+    ControlClient(String stubUrl, String controlToken) {
+        this(stubUrl.replaceAll("/+$", ""), null, controlToken);
+    }
+
+    private ControlClient(String baseUrl, String namespace, String controlToken) {
+        this.baseUrl = baseUrl;
+        this.namespace = namespace;
+        this.controlToken = controlToken == null || controlToken.isEmpty() ? null : controlToken;
+    }
+
+    /** The stub itself. */
+    String baseUrl() {
+        return baseUrl;
+    }
+
+    /** The namespace every call is in; null for the default one. */
+    String namespace() {
+        return namespace;
+    }
+
+    /** The base URL to give a client library: the stub's, then {@code /ns/<namespace>}. */
+    String url() {
+        return namespace == null ? baseUrl : baseUrl + "/ns/" + namespace;
+    }
+
+    /** A client of the same stub in namespace {@code name} (created by its first request there). */
+    ControlClient inNamespace(String name) {
+        if (!NAMESPACE.matcher(name).matches()) {
+            throw new IllegalArgumentException("namespace '" + name + "' is not a namespace name"
+                    + " (1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit)");
+        }
+        return new ControlClient(baseUrl, name, controlToken);
+    }
+
+    // -- the stub itself -------------------------------------------------------------------------
+
+    /** Whether its {@code /health} says ok. */
+    boolean healthy() {
+        return Members.of(call(Call.get("/health").unscoped())).bool("ok");
+    }
+
+    /** The stub's version: its OpenAPI document's. */
+    String version() {
+        return Members.of(call(Call.get("/_test/openapi.json").unscoped())).object("info").string("version");
+    }
+
+    /** Creates namespace {@code name} now, with {@code keys} bound to it; a client in it. */
+    ControlClient createNamespace(String name, List<String> keys) {
+        ControlClient scoped = inNamespace(name);
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("name", name);
+        body.put("keys", keys);
+        call(Call.post("/_test/namespaces", body).unscoped());
+        return scoped;
+    }
+
+    /** Deletes this client's namespace and everything in it. */
+    void deleteNamespace() {
+        Objects.requireNonNull(namespace, "deleteNamespace: this client is in the default namespace");
+        call(Call.delete("/_test/namespaces/" + namespace).unscoped());
+    }
+
+    /** The names of every namespace the stub holds. */
+    List<String> namespaces() {
+        return Members.of(call(Call.get("/_test/namespaces").unscoped())).objects("namespaces").stream()
+                .map(each -> each.string("name")).collect(Collectors.toUnmodifiableList());
+    }
+
+    // -- the namespace ---------------------------------------------------------------------------
+
+    /** Everything recorded and armed cleared, the start-up fixtures served again. */
+    void reset() {
+        call(Call.post("/_test/reset", Map.of()));
+    }
+
+    Members arm(Map<String, Object> document) {
+        return Members.of(call(Call.post("/_test/fault", document))).object("fault");
+    }
+
+    List<Members> armed() {
+        return Members.of(call(Call.get("/_test/fault"))).objects("armed");
+    }
+
+    void disarm(int id) {
+        call(Call.delete("/_test/fault/" + id));
+    }
+
+    void clearFaults() {
+        call(Call.delete("/_test/fault"));
+    }
+
+    /** {@code GET /_test/events}, waiting (long-poll) as {@code query} asks. */
+    Members events(Map<String, String> query, Duration wait) {
+        return Members.of(call(Call.get("/_test/events").query(query).waiting(wait)));
+    }
+
+    /** {@code GET /_test/requests}, waiting (long-poll) as {@code query} asks. */
+    List<Members> requests(Map<String, String> query, Duration wait) {
+        return Members.of(call(Call.get("/_test/requests").query(query).waiting(wait))).objects("requests");
+    }
+
+    Members request(int seq) {
+        return Members.of(call(Call.get("/_test/requests/" + seq)));
+    }
+
+    /** The namespace's inspector page, as one HTML file. */
+    String snapshot() {
+        return (String) call(Call.get("/_test/ui/snapshot").text());
+    }
+
+    /** Serves a fixture document (a map) or a file's text (YAML or JSON); merge: over the served ones. */
+    List<String> fixtures(Object documentOrText, boolean merge) {
+        return Members.of(call(document("/_test/fixtures", documentOrText, merge))).strings("flags");
+    }
+
+    Map<String, Object> seedManagement(Object documentOrText, boolean merge) {
+        return Members.of(call(document("/_test/management", documentOrText, merge))).asMap();
+    }
+
+    Map<String, Object> management() {
+        return Members.of(call(Call.get("/_test/management"))).asMap();
+    }
+
+    void vendorFlags(Map<String, ?> body) {
+        call(Call.post("/_test/flags", body));
+    }
+
+    void rateLimit(Map<String, Object> body) {
+        call(Call.post("/_test/rate-limit", body));
+    }
+
+    private static Call document(String path, Object documentOrText, boolean merge) {
+        Call call = documentOrText instanceof FileText
+                ? Call.postText(path, ((FileText) documentOrText).text, "application/yaml") // JSON is YAML too
+                : Call.post(path, documentOrText);
+        return merge ? call.query(Map.of("merge", "true")) : call;
+    }
+
+    /** A fixture or seed file's text, sent as it is: the stub reads YAML and JSON, and opens no path it is sent. */
+    static final class FileText {
+        final String text;
+
+        FileText(String text) {
+            this.text = text;
+        }
+    }
+
+    // -- over HTTP -------------------------------------------------------------------------------
+
+    /** One control call: what to send, and how to read the answer. */
+    private static final class Call {
+        final String method;
+        final String path;
+        final String body; // null: none
+        final String contentType;
+        final Map<String, String> query;
+        final boolean unscoped; // to the stub itself (the namespace registry), not into the namespace
+        final boolean text; // the answer is a page, not JSON
+        final Duration wait;
+
+        private Call(String method, String path, String body, String contentType, Map<String, String> query,
+                boolean unscoped, boolean text, Duration wait) {
+            this.method = method;
+            this.path = path;
+            this.body = body;
+            this.contentType = contentType;
+            this.query = query;
+            this.unscoped = unscoped;
+            this.text = text;
+            this.wait = wait;
+        }
+
+        static Call get(String path) {
+            return new Call("GET", path, null, null, Map.of(), false, false, Duration.ZERO);
+        }
+
+        static Call delete(String path) {
+            return new Call("DELETE", path, null, null, Map.of(), false, false, Duration.ZERO);
+        }
+
+        static Call post(String path, Object document) {
+            return postText(path, Json.write(document), "application/json");
+        }
+
+        static Call postText(String path, String body, String contentType) {
+            return new Call("POST", path, body, contentType, Map.of(), false, false, Duration.ZERO);
+        }
+
+        Call query(Map<String, String> parameters) {
+            return new Call(method, path, body, contentType, parameters, unscoped, text, wait);
+        }
+
+        Call unscoped() {
+            return new Call(method, path, body, contentType, query, true, text, wait);
+        }
+
+        Call text() {
+            return new Call(method, path, body, contentType, query, unscoped, true, wait);
+        }
+
+        Call waiting(Duration wait) {
+            return new Call(method, path, body, contentType, query, unscoped, text, wait);
+        }
+
+        String named() {
+            return method + " " + path;
+        }
+    }
+
+    private Object call(Call call) {
+        String target = (call.unscoped ? baseUrl : url()) + call.path + queryString(call.query);
+        HttpRequest.Builder request;
+        try {
+            request = HttpRequest.newBuilder(URI.create(target)).timeout(CALL_TIMEOUT.plus(call.wait));
+        } catch (IllegalArgumentException notAUrl) {
+            throw new StubUnreachableException("svc-stub: '" + baseUrl + "' is not a URL (" + notAUrl.getMessage()
+                    + "); give the stub's, like http://127.0.0.1:3901", "not a URL");
+        }
+        if (call.body != null) {
+            request.method(call.method, HttpRequest.BodyPublishers.ofString(call.body, StandardCharsets.UTF_8))
+                    .header("Content-Type", call.contentType);
+        } else {
+            request.method(call.method, HttpRequest.BodyPublishers.noBody());
+        }
+        if (controlToken != null) {
+            request.header("Authorization", "Bearer " + controlToken);
+        }
+        HttpResponse<String> answer;
+        try {
+            answer = HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        } catch (IOException failed) {
+            throw unreachable(reasonOf(failed));
+        } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+            throw new SvcStubException("svc-stub: " + call.named() + ": interrupted", interrupted);
+        }
+        if (answer.statusCode() >= 300) {
+            throw refused(call, answer);
+        }
+        if (call.text) {
+            return answer.body();
+        }
+        try {
+            return Json.parse(answer.body());
+        } catch (Json.JsonException notJson) {
+            throw unreachable(call.path + " answers something other than svc-stub's JSON");
+        }
+    }
+
+    private StubUnreachableException unreachable(String reason) {
+        return new StubUnreachableException("svc-stub at " + baseUrl + " does not answer (" + reason
+                + "); start one there (svc-stub --port PORT) or correct the URL", reason);
+    }
+
+    private static StubRefusedException refused(Call call, HttpResponse<String> answer) {
+        String code = "ERROR";
+        String detail = answer.body().strip();
+        try {
+            Members error = Members.of(Json.parse(answer.body()));
+            if (error.raw("error") instanceof String) {
+                code = error.string("error");
+                detail = error.optionalString("message").orElse("");
+            }
+        } catch (IllegalArgumentException notTheStubsError) {
+            // not the stub's error document: its text says what it is
+        }
+        if (detail.length() > 200) {
+            detail = detail.substring(0, 200) + "...";
+        }
+        return new StubRefusedException(call.named(), answer.statusCode(), code, detail.replace('\n', ' '));
+    }
+
+    static String reasonOf(IOException failed) {
+        if (failed instanceof HttpTimeoutException) {
+            return "no answer in time";
+        }
+        for (Throwable cause = failed; cause != null; cause = cause.getCause()) {
+            if (cause instanceof ConnectException) {
+                return "connection refused";
+            }
+        }
+        String message = failed.getMessage();
+        return message == null || message.isEmpty() ? failed.getClass().getSimpleName() : message;
+    }
+
+    private static String queryString(Map<String, String> query) {
+        if (query.isEmpty()) {
+            return "";
+        }
+        return query.entrySet().stream()
+                .map(entry -> encode(entry.getKey()) + "=" + encode(entry.getValue()))
+                .collect(Collectors.joining("&", "?", ""));
+    }
+
+    private static String encode(String text) {
+        return URLEncoder.encode(text, StandardCharsets.UTF_8);
+    }
+}

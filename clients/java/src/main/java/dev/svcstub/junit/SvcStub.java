@@ -1,0 +1,360 @@
+package dev.svcstub.junit;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Function;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
+import org.opentest4j.AssertionFailedError;
+
+/**
+ * svc-stub for one test: a namespace of the test's own on the run's stub. Give the client under
+ * test {@link #url()}; what the test arms, serves and records stays in the namespace, which is
+ * deleted when the test ends. {@link SvcStubExtension} injects it:
+ *
+ * <pre>{@code
+ * @ExtendWith(SvcStubExtension.class)
+ * class CheckoutTest {
+ *     @Test
+ *     void fallsBackWhileEvaluateFails(SvcStub stub) {
+ *         Checkout checkout = new Checkout(stub.url());
+ *         try (ArmedFault outage = stub.arm(Fault.of(FaultMode.HTTP_500).on(Selector.EVALUATE))) {
+ *             assertEquals("control", checkout.variant("user-1"));
+ *         }
+ *         stub.assertNoRequest(Route.CAPTURE);
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>A control call that goes wrong throws a {@link SvcStubException} (one line); an assertion
+ * or a wait that fails throws an {@link AssertionFailedError} whose message lists what was
+ * recorded instead. Safe to use from several threads of one test.
+ */
+public final class SvcStub {
+    /** svc-stub's version: the stub's and this library's. A stub older than it is refused. */
+    public static final String VERSION = "0.1.0";
+    /** How long a wait waits when it is not told. */
+    public static final Duration DEFAULT_WAIT = Duration.ofSeconds(5);
+
+    private final ControlClient client;
+
+    SvcStub(ControlClient client) {
+        this.client = client;
+    }
+
+    /** The base URL to give the client under test: the stub's, then {@code /ns/<namespace>}. */
+    public String url() {
+        return client.url();
+    }
+
+    /** The stub itself, for a client that cannot take a base path (with {@link Headers#NAMESPACE} or bound keys). */
+    public String baseUrl() {
+        return client.baseUrl();
+    }
+
+    /** The test's namespace: its name made safe, then a random suffix. */
+    public String namespace() {
+        return client.namespace();
+    }
+
+    // -- faults ----------------------------------------------------------------------------------
+
+    /**
+     * Arms {@code fault} for the rest of the test (or its {@link Fault#times}); close what it
+     * returns (try-with-resources) to disarm it sooner.
+     */
+    public ArmedFault arm(Fault fault) {
+        return ArmedFault.from(client, client.arm(fault.document()));
+    }
+
+    /** The faults armed in the namespace now. */
+    public List<ArmedFault> armed() {
+        return client.armed().stream().map(each -> ArmedFault.from(client, each)).collect(Collectors.toUnmodifiableList());
+    }
+
+    /** Disarms every fault of the namespace. */
+    public void clearFaults() {
+        client.clearFaults();
+    }
+
+    /**
+     * The headers that fault one request this way, whatever is armed: add them to the client's
+     * request. The fault's mode, delay, status and Retry-After are used; a sequence or a body
+     * cannot be sent in headers ({@link IllegalArgumentException}), and where it applies is the
+     * request itself.
+     */
+    public Map<String, String> faultHeaders(Fault fault) {
+        return fault.headers();
+    }
+
+    // -- what the namespace serves ----------------------------------------------------------------
+
+    /** Serves this fixture document ({@code {"flags": {...}}}) instead of the served set; the flag keys served. */
+    public List<String> setFixtures(Map<String, ?> document) {
+        return client.fixtures(document, false);
+    }
+
+    /** Serves this fixture file (YAML or JSON) instead of the served set; the flag keys served. */
+    public List<String> setFixtures(Path file) {
+        return client.fixtures(read(file, "fixtures"), false);
+    }
+
+    /** Serves this document over the served fixtures, key by key; the flag keys served. */
+    public List<String> mergeFixtures(Map<String, ?> document) {
+        return client.fixtures(document, true);
+    }
+
+    /** Serves this file over the served fixtures, key by key; the flag keys served. */
+    public List<String> mergeFixtures(Path file) {
+        return client.fixtures(read(file, "fixtures"), true);
+    }
+
+    /**
+     * Seeds the management plane (organisations, keys, sessions, projects) with a fixture file's
+     * {@code management:} section; the plane as it is now (no key or token in it).
+     */
+    public Map<String, Object> seedManagement(Map<String, ?> section) {
+        return client.seedManagement(section, false);
+    }
+
+    /** Seeds the management plane from a file holding a {@code management:} section (YAML or JSON). */
+    public Map<String, Object> seedManagement(Path file) {
+        return client.seedManagement(read(file, "management"), false);
+    }
+
+    /** The management plane as it is now: every organisation, no key or token. */
+    public Map<String, Object> management() {
+        return client.management();
+    }
+
+    /** Serves this {@code /flags} body verbatim on the vendor routes. */
+    public void setVendorFlags(Map<String, ?> body) {
+        client.vendorFlags(body);
+    }
+
+    /** Limits every key to {@code perSecond} requests a second (0: no limit); over it, 429 with Retry-After. */
+    public void setRateLimit(double perSecond) {
+        setRateLimit(perSecond, Map.of());
+    }
+
+    /** Limits every key to {@code perSecond} requests a second (0: no limit), and some keys to their own. */
+    public void setRateLimit(double perSecond, Map<String, Double> perKey) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("perSecond", perSecond > 0 ? perSecond : null);
+        body.put("perKey", Map.copyOf(perKey));
+        client.rateLimit(body);
+    }
+
+    // -- what was sent ----------------------------------------------------------------------------
+
+    /** Everything clients sent to be kept. */
+    public Recorded recorded() {
+        return Recorded.from(client.events(Map.of(), Duration.ZERO));
+    }
+
+    /** The journal, oldest first: every request to the namespace. */
+    public List<RecordedRequest> requests() {
+        return requests(Map.of(), Duration.ZERO);
+    }
+
+    /** The journal's requests to {@code route} (a resource: to every route of it), oldest first. */
+    public List<RecordedRequest> requests(Route route) {
+        return requests(Map.of("route", route.wireName()), Duration.ZERO);
+    }
+
+    private List<RecordedRequest> requests(Map<String, String> query, Duration wait) {
+        return client.requests(query, wait).stream().map(RecordedRequest::from).collect(Collectors.toUnmodifiableList());
+    }
+
+    /** One request in full: the body it sent, the answer it got, a curl line. */
+    public RequestInFull request(int seq) {
+        return RequestInFull.from(client.request(seq));
+    }
+
+    /** The namespace's inspector page, as one HTML file. */
+    public String snapshot() {
+        return client.snapshot();
+    }
+
+    // -- waits: the stub's long-poll, never a sleep ------------------------------------------------
+
+    /** Waits (up to {@link #DEFAULT_WAIT}) until {@code n} vendor {@code /batch} events are recorded; all of them. */
+    public List<Map<String, Object>> waitForEvents(int n) {
+        return waitForEvents(n, DEFAULT_WAIT);
+    }
+
+    /** Waits until {@code n} vendor {@code /batch} events are recorded, or fails with what did arrive. */
+    public List<Map<String, Object>> waitForEvents(int n, Duration within) {
+        return waitForRecorded("events", "minEvents", n, within);
+    }
+
+    /** Waits (up to {@link #DEFAULT_WAIT}) until {@code n} {@code /v1/capture} events are recorded; all of them. */
+    public List<Map<String, Object>> waitForSvcEvents(int n) {
+        return waitForSvcEvents(n, DEFAULT_WAIT);
+    }
+
+    /** Waits until {@code n} {@code /v1/capture} events are recorded, or fails with what did arrive. */
+    public List<Map<String, Object>> waitForSvcEvents(int n, Duration within) {
+        return waitForRecorded("svcEvents", "minSvcEvents", n, within);
+    }
+
+    /** Waits (up to {@link #DEFAULT_WAIT}) until {@code n} {@code /v1/targets/register} bodies are recorded. */
+    public List<Map<String, Object>> waitForTargets(int n) {
+        return waitForTargets(n, DEFAULT_WAIT);
+    }
+
+    /** Waits until {@code n} {@code /v1/targets/register} bodies are recorded, or fails with what did arrive. */
+    public List<Map<String, Object>> waitForTargets(int n, Duration within) {
+        return waitForRecorded("targets", "minTargets", n, within);
+    }
+
+    /** Waits (up to {@link #DEFAULT_WAIT}) until {@code n} requests to {@code route} are in the journal; all of them. */
+    public List<RecordedRequest> waitForRequests(int n, Route route) {
+        return waitForRequests(n, route, DEFAULT_WAIT);
+    }
+
+    /**
+     * Waits until {@code n} requests to {@code route} (null: to any route, a browser's preflights
+     * not counted) are in the journal, or fails with what did arrive.
+     */
+    public List<RecordedRequest> waitForRequests(int n, Route route, Duration within) {
+        List<RecordedRequest> got = longPoll(within, wait -> {
+            Map<String, String> query = new LinkedHashMap<>();
+            query.put("min", Integer.toString(n));
+            query.put("waitMs", Long.toString(wait.toMillis()));
+            if (route != null) {
+                query.put("route", route.wireName());
+            }
+            return requests(query, wait);
+        }, requests -> counted(requests, route) >= n);
+        if (counted(got, route) < n) {
+            String to = route == null ? "any route" : route.wireName();
+            throw new WaitTimeoutError("waited " + Durations.show(within) + " for " + n + " requests to " + to
+                    + ", got " + counted(got, route) + ":\n" + Checks.listed(got), got);
+        }
+        return got;
+    }
+
+    private static long counted(List<RecordedRequest> requests, Route route) {
+        return route != null ? requests.size() : requests.stream().filter(r -> !Checks.isPreflight(r)).count();
+    }
+
+    private List<Map<String, Object>> waitForRecorded(String list, String minimum, int n, Duration within) {
+        List<Map<String, Object>> got = longPoll(within, wait -> {
+            Map<String, String> query = new LinkedHashMap<>();
+            query.put(minimum, Integer.toString(n));
+            query.put("waitMs", Long.toString(wait.toMillis()));
+            return listOf(list, Recorded.from(client.events(query, wait)));
+        }, events -> events.size() >= n);
+        if (got.size() < n) {
+            throw new WaitTimeoutError("waited " + Durations.show(within) + " for " + n + " " + list + ", got "
+                    + got.size() + ":\n" + Checks.shown(got), got);
+        }
+        return got;
+    }
+
+    private static List<Map<String, Object>> listOf(String list, Recorded recorded) {
+        switch (list) {
+            case "events":
+                return recorded.events();
+            case "svcEvents":
+                return recorded.svcEvents();
+            default:
+                return recorded.targets();
+        }
+    }
+
+    /**
+     * Polls until {@code done}, each poll asking the stub to hold its answer until it is (the
+     * stub's {@code waitMs}, at most its longest wait a call), until {@code within} has passed;
+     * the last answer.
+     */
+    private static <T> T longPoll(Duration within, Function<Duration, T> poll, Predicate<T> done) {
+        Instant deadline = Instant.now().plus(Objects.requireNonNull(within, "within"));
+        while (true) {
+            Duration left = Duration.between(Instant.now(), deadline);
+            Duration wait = left.isNegative() ? Duration.ZERO
+                    : left.compareTo(ControlClient.MAX_WAIT) > 0 ? ControlClient.MAX_WAIT : left;
+            T got = poll.apply(wait);
+            if (done.test(got) || !Instant.now().isBefore(deadline)) {
+                return got;
+            }
+        }
+    }
+
+    // -- assertions --------------------------------------------------------------------------------
+
+    /**
+     * Asserts an exposure of {@code flagKey} for {@code targetingKey} was captured (any variant);
+     * it, or a failure listing the exposures recorded.
+     */
+    public Map<String, Object> assertExposure(String flagKey, String targetingKey) {
+        return assertExposure(flagKey, targetingKey, null);
+    }
+
+    /**
+     * Asserts an exposure of {@code flagKey} for {@code targetingKey} with {@code variant} (null:
+     * any) was captured; it, or a failure listing the exposures recorded.
+     */
+    public Map<String, Object> assertExposure(String flagKey, String targetingKey, String variant) {
+        List<Map<String, Object>> exposures = recorded().exposures();
+        Optional<Map<String, Object>> found = Checks.exposure(exposures, flagKey, targetingKey, variant);
+        if (found.isEmpty()) {
+            throw new AssertionFailedError(Checks.exposureMissing(exposures, flagKey, targetingKey, variant));
+        }
+        return found.get();
+    }
+
+    /** Asserts no request went to {@code route}; the failure lists the ones that did. */
+    public void assertNoRequest(Route route) {
+        fail(Checks.unexpectedRequests(requests(route), route));
+    }
+
+    /** Asserts no request used a key where the service would refuse it; the failure lists them and why. */
+    public void assertNoWarnings() {
+        fail(Checks.warnedRequests(requests()));
+    }
+
+    /** Asserts no request to {@code route} came back sooner after an answer than its Retry-After asked. */
+    public void assertNoRetryBeforeRetryAfter(Route route) {
+        fail(Checks.earlyRetries(requests(route), route));
+    }
+
+    /** The time in ms between each request to {@code route} and the next (for backoff checks). */
+    public List<Double> gapsMs(Route route) {
+        return Checks.gapsMs(requests(route));
+    }
+
+    private static void fail(Optional<String> failure) {
+        if (failure.isPresent()) {
+            throw new AssertionFailedError(failure.get());
+        }
+    }
+
+    // -- files ---------------------------------------------------------------------------------------
+
+    private static ControlClient.FileText read(Path file, String what) {
+        try {
+            return new ControlClient.FileText(Files.readString(file, StandardCharsets.UTF_8));
+        } catch (NoSuchFileException missing) {
+            throw new SvcStubException("svc-stub: " + what + ": " + file.toAbsolutePath() + ": no such file");
+        } catch (IOException failed) {
+            throw new SvcStubException("svc-stub: " + what + ": " + file.toAbsolutePath() + ": " + failed.getMessage(), failed);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "SvcStub{" + url() + "}";
+    }
+}

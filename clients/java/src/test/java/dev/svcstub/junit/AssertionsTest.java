@@ -1,0 +1,96 @@
+package dev.svcstub.junit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.opentest4j.AssertionFailedError;
+
+/** Assertions on the journal: passing ones pass; failing ones say what was recorded instead. */
+@ExtendWith(SvcStubExtension.class)
+class AssertionsTest {
+
+    @Test
+    void passingAssertionsPass(SvcStub stub) {
+        Http.capture(stub.url(), WaitsTest.EXPOSURE);
+        Http.evaluate(stub.url(), "checkout-v2");
+        assertEquals(WaitsTest.EXPOSURE, stub.assertExposure("checkout-v2", "user-1", "treatment-b"));
+        assertEquals(WaitsTest.EXPOSURE, stub.assertExposure("checkout-v2", "user-1"));
+        stub.assertNoRequest(Route.REGISTER);
+        stub.assertNoWarnings();
+        stub.assertNoRetryBeforeRetryAfter(Route.EVALUATE);
+        assertEquals(List.of(WaitsTest.EXPOSURE), stub.recorded().exposures());
+    }
+
+    @Test
+    void aMissingExposureListsTheExposuresRecorded(SvcStub stub) {
+        Http.capture(stub.url(), WaitsTest.EXPOSURE);
+        AssertionFailedError missing = assertThrows(AssertionFailedError.class,
+                () -> stub.assertExposure("checkout-v2", "user-2"));
+        assertEquals("no exposure of checkout-v2 for user-2; exposures recorded:\n" + WaitsTest.EXPOSURE_SHOWN,
+                missing.getMessage());
+        AssertionFailedError otherVariant = assertThrows(AssertionFailedError.class,
+                () -> stub.assertExposure("checkout-v2", "user-1", "control"));
+        assertTrue(otherVariant.getMessage().startsWith("no exposure of checkout-v2 for user-1 (variant control); exposures recorded:\n"));
+    }
+
+    @Test
+    void noExposureAtAllSaysNone(SvcStub stub) {
+        AssertionFailedError missing = assertThrows(AssertionFailedError.class,
+                () -> stub.assertExposure("checkout-v2", "user-1"));
+        assertEquals("no exposure of checkout-v2 for user-1; exposures recorded:\n(none)", missing.getMessage());
+    }
+
+    @Test
+    void anUnexpectedRequestIsListed(SvcStub stub) {
+        Http.capture(stub.url(), WaitsTest.EXPOSURE);
+        AssertionFailedError unexpected = assertThrows(AssertionFailedError.class, () -> stub.assertNoRequest(Route.CAPTURE));
+        assertTrue(unexpected.getMessage().matches("expected no request to capture, got 1:\n  #\\d+ POST /v1/capture -> 200"),
+                unexpected.getMessage());
+    }
+
+    @Test
+    void aKeyTheServiceWouldRefuseIsAWarning(SvcStub stub) {
+        // a browser key (phc_) on the server's evaluate route: served, with a warning
+        Http.send(stub.url(), "/v1/flags/evaluate", "Bearer phc_browser_key", Http.EVALUATE_BODY, Map.of(), Duration.ofSeconds(5));
+        AssertionFailedError warned = assertThrows(AssertionFailedError.class, stub::assertNoWarnings);
+        assertTrue(warned.getMessage().matches("1 request used a key where the service refuses it:\n  #\\d+ POST /v1/flags/evaluate: .+"),
+                warned.getMessage());
+    }
+
+    @Test
+    void aRetryBeforeRetryAfterIsNamed(SvcStub stub) {
+        stub.arm(Fault.of(FaultMode.HTTP_429).retryAfterSeconds(2).on(Selector.EVALUATE).times(1));
+        Http.evaluate(stub.url(), "checkout-v2");
+        Http.evaluate(stub.url(), "checkout-v2"); // at once, not 2 s later
+        AssertionFailedError early = assertThrows(AssertionFailedError.class,
+                () -> stub.assertNoRetryBeforeRetryAfter(Route.EVALUATE));
+        assertTrue(early.getMessage().matches(
+                "retried evaluate before Retry-After allowed:\n  #\\d+ came \\d+ ms after #\\d+ was answered 429 with Retry-After: 2"),
+                early.getMessage());
+        List<Double> gaps = stub.gapsMs(Route.EVALUATE);
+        assertEquals(1, gaps.size());
+        assertTrue(gaps.get(0) >= 0 && gaps.get(0) < 2000, gaps::toString);
+    }
+
+    @Test
+    void aRequestInFull(SvcStub stub) {
+        Http.evaluate(stub.url(), "checkout-v2");
+        RecordedRequest listed = stub.requests(Route.EVALUATE).get(0);
+        RequestInFull full = stub.request(listed.seq());
+        assertEquals(listed, full.request());
+        assertEquals("{\"targetingKey\":\"user-1\",\"flagKeys\":[\"checkout-v2\"]}", full.body().orElseThrow().text().orElseThrow());
+        assertEquals(200, full.answer().orElseThrow().status());
+        assertTrue(full.curl().contains("curl"), full.curl());
+        assertEquals("Bearer project-api-key_[redacted]", listed.headers().get("authorization"));
+        assertTrue(stub.snapshot().contains("/v1/flags/evaluate"));
+        Recorded recorded = stub.recorded();
+        assertEquals(0, recorded.events().size() + recorded.svcEvents().size() + recorded.targets().size(),
+                "an evaluate is not kept");
+    }
+}

@@ -1,0 +1,139 @@
+package dev.svcstub.junit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.ParameterResolutionException;
+
+/**
+ * No stub to be had is one line that says what to do, and every test that asks for a SvcStub
+ * fails with it: first as the run's stub reports it, then through the extension in a test run of
+ * its own (each of its tests gets the line; the stub is reached, or tried, once).
+ */
+class ErrorsTest {
+    static final String NO_BINARY = "svc-stub: no '/nonexistent/svc-stub' to run; install it (pip install svc-stub) or set SVC_STUB_BIN to its path";
+    static final String DOES_NOT_START = "svc-stub did not start (exit code 2): svc-stub: error: /nonexistent/flags.yaml: no such file";
+
+    @ExtendWith(SvcStubExtension.class)
+    @ChildTest
+    static class NeedsAStub {
+        @Test
+        void first(SvcStub stub) {
+            stub.requests();
+        }
+
+        @Test
+        void second(SvcStub stub) {
+            stub.requests();
+        }
+    }
+
+    /** The line the run's stub fails with, given these environment variables (and no configuration parameter). */
+    private static String lineWith(Map<String, String> environment) {
+        RunStub run = new RunStub(new Settings(name -> Optional.empty(), environment));
+        try {
+            return assertThrows(SvcStubException.class, run::client).getMessage();
+        } finally {
+            run.close();
+        }
+    }
+
+    /** Runs NeedsAStub with these parameters: the line both its tests failed with. */
+    private static String lineThroughTheExtension(Launch launch) {
+        Launch.Outcome outcome = launch.run(NeedsAStub.class);
+        String first = outcome.failure("first");
+        assertEquals(first, outcome.failure("second"));
+        assertEquals(ParameterResolutionException.class, outcome.result("first").getThrowable().orElseThrow().getClass());
+        assertEquals(1, first.lines().count(), first);
+        return first;
+    }
+
+    private static void assumeNoUrlInTheEnvironment() {
+        assumeTrue(System.getenv("SVC_STUB_URL") == null, "SVC_STUB_URL is set: the extension would use it rather than start a stub");
+    }
+
+    @Test
+    void noBinary() {
+        assertEquals(NO_BINARY, lineWith(Map.of("SVC_STUB_BIN", "/nonexistent/svc-stub")));
+        assertEquals("svc-stub: no 'no-such-svc-stub' to run; install it (pip install svc-stub) or set SVC_STUB_BIN to its path",
+                lineWith(Map.of("SVC_STUB_BIN", "no-such-svc-stub")));
+        assumeNoUrlInTheEnvironment();
+        assertEquals(NO_BINARY, lineThroughTheExtension(Launch.withParameter("svcstub.bin", "/nonexistent/svc-stub")));
+    }
+
+    @Test
+    void aStubThatDoesNotStart() {
+        assumeNoUrlInTheEnvironment();
+        assertEquals(DOES_NOT_START, lineThroughTheExtension(
+                Launch.withParameter("svcstub.args", "--fixtures /nonexistent/flags.yaml")));
+    }
+
+    @Test
+    void aUrlWhereNothingAnswers() throws IOException {
+        String url = FakeServer.nothingListening();
+        assertEquals("svc-stub: SVC_STUB_URL=" + url + " does not answer as svc-stub (connection refused);"
+                + " start one there (svc-stub --port PORT) or unset SVC_STUB_URL to have one started",
+                lineWith(Map.of("SVC_STUB_URL", url)));
+        assertEquals("svc-stub: svcstub.url=" + url + " does not answer as svc-stub (connection refused);"
+                + " start one there (svc-stub --port PORT) or unset svcstub.url to have one started",
+                lineThroughTheExtension(Launch.withParameter("svcstub.url", url)));
+    }
+
+    @Test
+    void aUrlWhereSomethingElseAnswers() throws IOException {
+        try (FakeServer other = new FakeServer(Map.of())) {
+            assertEquals("svc-stub: SVC_STUB_URL=" + other.url() + " does not answer as svc-stub (404 from /health: not here);"
+                    + " start one there (svc-stub --port PORT) or unset SVC_STUB_URL to have one started",
+                    lineWith(Map.of("SVC_STUB_URL", other.url() + "/")));
+        }
+        try (FakeServer page = new FakeServer(Map.of("/health", Map.entry(200, "<html>healthy</html>")))) {
+            assertEquals("svc-stub: SVC_STUB_URL=" + page.url() + " does not answer as svc-stub (/health answers something"
+                    + " other than svc-stub's JSON); start one there (svc-stub --port PORT) or unset SVC_STUB_URL to have one started",
+                    lineWith(Map.of("SVC_STUB_URL", page.url())));
+            int before = page.requests();
+            String line = lineThroughTheExtension(Launch.withParameter("svcstub.url", page.url()));
+            assertEquals("svc-stub: svcstub.url=" + page.url() + " does not answer as svc-stub (/health answers something"
+                    + " other than svc-stub's JSON); start one there (svc-stub --port PORT) or unset svcstub.url to have one started",
+                    line);
+            assertEquals(1, page.requests() - before, "checked once, for both tests");
+        }
+    }
+
+    @Test
+    void aStubTooOld() throws IOException {
+        try (FakeServer old = FakeServer.stubOfVersion("0.0.9")) {
+            assertEquals("svc-stub: SVC_STUB_URL=" + old.url() + " is svc-stub 0.0.9, older than this package (0.1.0);"
+                    + " upgrade it (pip install -U svc-stub)", lineWith(Map.of("SVC_STUB_URL", old.url())));
+        }
+    }
+
+    @Test
+    void aStubWithAControlTokenNeedsIt() throws IOException {
+        assumeNoUrlInTheEnvironment();
+        Launch.Outcome withToken = Launch.withParameter("svcstub.args", "--control-token s3cret")
+                .and("svcstub.control-token", "s3cret").run(NeedsAStub.class);
+        assertEquals(Optional.empty(), withToken.result("first").getThrowable());
+        String without = lineThroughTheExtension(Launch.withParameter("svcstub.args", "--control-token s3cret"));
+        assertEquals(true, without.matches("svc-stub: http://127\\.0\\.0\\.1:\\d+ refuses its control calls \\(401 from"
+                + " /_test/openapi\\.json: .*\\); set SVC_STUB_CONTROL_TOKEN to its --control-token"), without);
+    }
+
+    @Test
+    void versionsAreComparedAsNumbers() {
+        assertEquals(true, Versions.recentEnough("0.1.0"));
+        assertEquals(true, Versions.recentEnough("0.1.1"));
+        assertEquals(true, Versions.recentEnough("0.10.0"));
+        assertEquals(true, Versions.recentEnough("1.0"));
+        assertEquals(true, Versions.recentEnough("0.1.0-dev1"));
+        assertEquals(false, Versions.recentEnough("0.0.9"));
+        assertEquals(false, Versions.recentEnough("0.09.9".replace("09", "0")));
+        assertEquals(false, Versions.recentEnough("unknown"));
+        assertEquals(false, Versions.recentEnough(""));
+    }
+}

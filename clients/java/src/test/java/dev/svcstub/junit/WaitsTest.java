@@ -1,0 +1,108 @@
+package dev.svcstub.junit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** Waits use the stub's long-poll: they return as soon as what they wait for arrives, and say what did when it does not. */
+@ExtendWith(SvcStubExtension.class)
+class WaitsTest {
+    static final Map<String, Object> EXPOSURE = exposure("user-1");
+
+    /** EXPOSURE as a failure message shows it: in the order the client sent its members. */
+    static final String EXPOSURE_SHOWN = "[\n"
+            + "  {\n"
+            + "    \"type\": \"exposure\",\n"
+            + "    \"targetingKey\": \"user-1\",\n"
+            + "    \"flagKey\": \"checkout-v2\",\n"
+            + "    \"variant\": \"treatment-b\",\n"
+            + "    \"value\": \"treatment-b\"\n"
+            + "  }\n"
+            + "]";
+
+    static Map<String, Object> exposure(String targetingKey) {
+        Map<String, Object> exposure = new LinkedHashMap<>();
+        exposure.put("type", "exposure");
+        exposure.put("targetingKey", targetingKey);
+        exposure.put("flagKey", "checkout-v2");
+        exposure.put("variant", "treatment-b");
+        exposure.put("value", "treatment-b");
+        return Collections.unmodifiableMap(exposure);
+    }
+
+    @Test
+    void aWaitReturnsAsSoonAsALateCaptureArrives(SvcStub stub) {
+        CompletableFuture<Void> late = CompletableFuture.runAsync(() -> Http.capture(stub.url(), EXPOSURE),
+                CompletableFuture.delayedExecutor(300, TimeUnit.MILLISECONDS));
+        long started = System.nanoTime();
+        List<Map<String, Object>> events = stub.waitForSvcEvents(1, Duration.ofSeconds(10));
+        Duration took = Duration.ofNanos(System.nanoTime() - started);
+        late.join();
+        assertTrue(took.toMillis() >= 250 && took.toMillis() < 5000,
+                () -> "the wait took " + took + "; the capture came after 300ms and the wait was for 10s");
+        assertEquals(List.of(EXPOSURE), events);
+    }
+
+    @Test
+    void aWaitThatRunsOutSaysWhatDidArrive(SvcStub stub) {
+        Http.capture(stub.url(), EXPOSURE);
+        long started = System.nanoTime();
+        WaitTimeoutError timeout = assertThrows(WaitTimeoutError.class, () -> stub.waitForSvcEvents(2, Duration.ofMillis(200)));
+        assertTrue(Duration.ofNanos(System.nanoTime() - started).toMillis() >= 190);
+        assertEquals("waited 200ms for 2 svcEvents, got 1:\n" + EXPOSURE_SHOWN, timeout.getMessage());
+        assertEquals(List.of(EXPOSURE), timeout.arrived());
+    }
+
+    @Test
+    void waitForEventsAndTargetsWaitOnTheirOwnLists(SvcStub stub) {
+        Http.send(stub.url(), "/batch", "Bearer phc_java", Json.write(Map.of("api_key", "phc_java",
+                "batch", List.of(Map.of("event", "$pageview", "distinct_id", "user-1")))), Map.of(), Duration.ofSeconds(5));
+        Http.send(stub.url(), "/v1/targets/register", Http.SERVER_KEY, Json.write(Map.of("targetingKey", "user-1")),
+                Map.of(), Duration.ofSeconds(5));
+        assertEquals("$pageview", stub.waitForEvents(1).get(0).get("event"));
+        assertEquals("user-1", stub.waitForTargets(1).get(0).get("targetingKey"));
+        WaitTimeoutError none = assertThrows(WaitTimeoutError.class, () -> stub.waitForTargets(2, Duration.ofMillis(100)));
+        assertTrue(none.getMessage().startsWith("waited 100ms for 2 targets, got 1:\n["), none.getMessage());
+    }
+
+    @Test
+    void waitForRequestsCountsOneRoute(SvcStub stub) {
+        Http.capture(stub.url(), EXPOSURE);
+        Http.evaluate(stub.url(), "checkout-v2");
+        List<RecordedRequest> evaluations = stub.waitForRequests(1, Route.EVALUATE);
+        assertEquals(1, evaluations.size());
+        assertEquals("/v1/flags/evaluate", evaluations.get(0).path());
+        assertEquals(200, evaluations.get(0).status().getAsInt());
+        assertEquals(2, stub.waitForRequests(2, null, Duration.ofSeconds(5)).size());
+
+        WaitTimeoutError timeout = assertThrows(WaitTimeoutError.class,
+                () -> stub.waitForRequests(2, Route.EVALUATE, Duration.ofMillis(200)));
+        assertTrue(timeout.getMessage().matches("waited 200ms for 2 requests to evaluate, got 1:\n  #\\d+ POST /v1/flags/evaluate -> 200"),
+                timeout.getMessage());
+    }
+
+    @Test
+    void aWaitLongerThanTheStubsLongestPollAsksAgain(SvcStub stub) {
+        // the stub holds one poll up to 60 s; a longer wait is several polls, and returns at once when satisfied
+        Http.capture(stub.url(), EXPOSURE);
+        assertEquals(1, stub.waitForSvcEvents(1, Duration.ofMinutes(3)).size());
+    }
+
+    @Test
+    void durationsReadAsGoWritesThem() {
+        assertEquals("200ms", Durations.show(Duration.ofMillis(200)));
+        assertEquals("5s", Durations.show(Duration.ofSeconds(5)));
+        assertEquals("1.5s", Durations.show(Duration.ofMillis(1500)));
+        assertEquals("0ms", Durations.show(Duration.ZERO));
+    }
+}
