@@ -1,0 +1,454 @@
+//! The stub's control plane (`/_test/*`), call by call, returning errors: what a
+//! [`Namespace`](crate::Namespace) calls, and what a harness of its own can use.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::error::{Error, Result};
+use crate::faults::{ArmedFault, Fault};
+use crate::http::{self, Outgoing, Target};
+use crate::journal::{Event, NamespaceInfo, Recorded, Request, RequestInFull};
+use crate::vocabulary::Route;
+
+/// How long a wait on the journal waits when not told.
+pub const DEFAULT_WAIT: Duration = Duration::from_secs(5);
+
+/// The longest the stub long-polls.
+const MAX_WAIT: Duration = Duration::from_secs(60);
+
+/// How long a control call may take, on top of its long-poll.
+const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A client of svc-stub's control plane, in one namespace when it has one. Its methods return
+/// errors; a [`Namespace`](crate::Namespace) calls them and panics instead. Cloning is cheap.
+#[derive(Debug, Clone)]
+pub struct Client {
+    base_url: String,
+    namespace: Option<String>,
+    url: String,
+    control_token: Option<String>,
+    target: Target,
+}
+
+/// One recorded list to wait for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum List {
+    Events,
+    SvcEvents,
+    Targets,
+}
+
+impl List {
+    fn name(self) -> &'static str {
+        match self {
+            List::Events => "events",
+            List::SvcEvents => "svcEvents",
+            List::Targets => "targets",
+        }
+    }
+
+    fn minimum(self) -> &'static str {
+        match self {
+            List::Events => "minEvents",
+            List::SvcEvents => "minSvcEvents",
+            List::Targets => "minTargets",
+        }
+    }
+
+    fn of(self, recorded: Recorded) -> Vec<Event> {
+        match self {
+            List::Events => recorded.events,
+            List::SvcEvents => recorded.svc_events,
+            List::Targets => recorded.targets,
+        }
+    }
+}
+
+impl Client {
+    /// A client of the stub at `url`, in its default namespace; `SVC_STUB_CONTROL_TOKEN` is its
+    /// control token. The error says what is wrong with the URL.
+    pub fn new(url: &str) -> Result<Client> {
+        let base_url = url.trim_end_matches('/').to_owned();
+        let target = Target::parse(&base_url).map_err(|problem| Error::Invalid(format!("svc-stub: {problem}")))?;
+        let control_token = std::env::var(crate::TOKEN_VARIABLE).ok().filter(|token| !token.is_empty());
+        Ok(Client { url: base_url.clone(), base_url, namespace: None, control_token, target })
+    }
+
+    /// The same stub, in namespace `name` (created by its first request there).
+    pub fn in_namespace(&self, name: &str) -> Result<Client> {
+        let valid = name.len() <= 64
+            && name.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+        if !valid {
+            return Err(Error::Invalid(format!(
+                "svc-stub: namespace {name:?} is not a namespace name (1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit)"
+            )));
+        }
+        let url = format!("{}/ns/{name}", self.base_url);
+        let target = Target::parse(&url).map_err(Error::Invalid)?;
+        Ok(Client { url, namespace: Some(name.to_owned()), target, ..self.clone() })
+    }
+
+    /// The base URL to give a client library: the stub's, or `{stub}/ns/{namespace}`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The stub itself.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// The namespace every call is in; `None`: the default one.
+    pub fn namespace(&self) -> Option<&str> {
+        self.namespace.as_deref()
+    }
+
+    /// The stub's control token, which every call presents.
+    pub fn with_control_token(mut self, token: impl Into<String>) -> Client {
+        self.control_token = Some(token.into());
+        self
+    }
+
+    /// Whether svc-stub answers at the URL (`GET /health` says ok).
+    pub fn health(&self) -> Result<()> {
+        let body = self.call(Call::get("/health").unscoped())?;
+        if body["ok"] == true {
+            Ok(())
+        } else {
+            Err(Error::Unreachable { url: self.base_url.clone(), reason: "its /health does not say ok".into() })
+        }
+    }
+
+    /// The stub's version (its OpenAPI document's `info.version`).
+    pub fn version(&self) -> Result<String> {
+        let document = self.call(Call::get("/_test/openapi.json").unscoped())?;
+        Ok(document["info"]["version"].as_str().unwrap_or_default().to_owned())
+    }
+
+    /// Clears everything recorded and armed in the namespace, and serves its start-up fixtures again.
+    pub fn reset(&self) -> Result<()> {
+        self.call(Call::post("/_test/reset", json!({}))).map(drop)
+    }
+
+    /// Arms a fault until it is disarmed (or for its [`Fault::times`]).
+    pub fn arm(&self, fault: &Fault) -> Result<ArmedFault> {
+        let answer = self.call(Call::post("/_test/fault", fault.arming_document()))?;
+        Ok(ArmedFault::from_json(&answer["fault"]))
+    }
+
+    /// The faults armed in the namespace.
+    pub fn armed(&self) -> Result<Vec<ArmedFault>> {
+        let answer = self.call(Call::get("/_test/fault"))?;
+        Ok(answer["armed"].as_array().map(|all| all.iter().map(ArmedFault::from_json).collect()).unwrap_or_default())
+    }
+
+    /// Disarms one fault; a 404 [`Error::Stub`] if it is not armed (it may have run out).
+    pub fn disarm(&self, id: u64) -> Result<()> {
+        self.call(Call::delete(&format!("/_test/fault/{id}"))).map(drop)
+    }
+
+    /// Disarms every fault of the namespace.
+    pub fn clear_faults(&self) -> Result<()> {
+        self.call(Call::delete("/_test/fault")).map(drop)
+    }
+
+    /// Everything clients sent to be kept.
+    pub fn recorded(&self) -> Result<Recorded> {
+        Ok(Recorded::from_json(&self.call(Call::get("/_test/events"))?))
+    }
+
+    /// The journal, oldest first: the requests to `route` ([`Route::Any`]: every one; a
+    /// resource such as [`Route::Projects`]: each of its actions).
+    pub fn requests(&self, route: Route) -> Result<Vec<Request>> {
+        let mut call = Call::get("/_test/requests");
+        if route != Route::Any {
+            call = call.query("route", route.as_str());
+        }
+        Ok(Request::list(&self.call(call)?))
+    }
+
+    /// One request in full: its body, the answer it got, a curl line.
+    pub fn request(&self, seq: u64) -> Result<RequestInFull> {
+        Ok(RequestInFull::from_json(&self.call(Call::get(&format!("/_test/requests/{seq}")))?))
+    }
+
+    /// The namespace's inspector page, as one HTML file: the journal a failed test leaves.
+    pub fn snapshot(&self) -> Result<String> {
+        let answer = self.exchange(&Call::get("/_test/ui/snapshot"))?;
+        Ok(String::from_utf8_lossy(&answer.body).into_owned())
+    }
+
+    /// Long-polls the stub until `list` holds `n`, or `timeout` passes (at most 60 s); then
+    /// [`Error::WaitTimeout`] shows what did arrive.
+    pub(crate) fn wait_for_recorded(&self, list: List, n: usize, timeout: Duration) -> Result<Vec<Event>> {
+        let wait_ms = wait_ms(timeout);
+        let call = Call::get("/_test/events")
+            .query(list.minimum(), &n.to_string())
+            .query("waitMs", &wait_ms.to_string())
+            .waiting(wait_ms);
+        let got = list.of(Recorded::from_json(&self.call(call)?));
+        if got.len() < n {
+            return Err(Error::WaitTimeout(format!(
+                "waited {} for {n} {}, got {}:\n{}",
+                seconds(wait_ms),
+                list.name(),
+                got.len(),
+                crate::journal::shown(&got)
+            )));
+        }
+        Ok(got)
+    }
+
+    /// Long-polls the stub until `n` vendor `/batch` events are recorded.
+    pub fn wait_for_events(&self, n: usize, timeout: Duration) -> Result<Vec<Event>> {
+        self.wait_for_recorded(List::Events, n, timeout)
+    }
+
+    /// Long-polls the stub until `n` `/v1/capture` events are recorded.
+    pub fn wait_for_svc_events(&self, n: usize, timeout: Duration) -> Result<Vec<Event>> {
+        self.wait_for_recorded(List::SvcEvents, n, timeout)
+    }
+
+    /// Long-polls the stub until `n` `/v1/targets/register` bodies are recorded.
+    pub fn wait_for_targets(&self, n: usize, timeout: Duration) -> Result<Vec<Event>> {
+        self.wait_for_recorded(List::Targets, n, timeout)
+    }
+
+    /// Long-polls the stub until `n` requests to `route` ([`Route::Any`]: any) are in the
+    /// journal; a browser's preflight counts only when it is the route asked for.
+    pub fn wait_for_requests(&self, n: usize, route: Route, timeout: Duration) -> Result<Vec<Request>> {
+        let wait_ms = wait_ms(timeout);
+        let mut call = Call::get("/_test/requests")
+            .query("min", &n.to_string())
+            .query("waitMs", &wait_ms.to_string())
+            .waiting(wait_ms);
+        if route != Route::Any {
+            call = call.query("route", route.as_str());
+        }
+        let requests = Request::list(&self.call(call)?);
+        let counted = requests
+            .iter()
+            .filter(|r| route != Route::Any || r.route.as_deref() != Some(Route::Preflight.as_str()))
+            .count();
+        if counted < n {
+            return Err(Error::WaitTimeout(format!(
+                "waited {} for {n} requests to {}, got {counted}:\n{}",
+                seconds(wait_ms),
+                route.described(),
+                crate::journal::listed(&requests)
+            )));
+        }
+        Ok(requests)
+    }
+
+    /// Serves these fixtures in the namespace (`merge`: over the served ones, key by key); the
+    /// flag keys served.
+    pub fn set_fixtures(&self, fixtures: &Value, merge: bool) -> Result<Vec<String>> {
+        let answer = self.call(Call::post("/_test/fixtures", fixtures.clone()).merging(merge))?;
+        Ok(strings(&answer["flags"]))
+    }
+
+    /// Serves the fixtures of a YAML or JSON file (read here: the stub opens no path it is sent).
+    pub fn set_fixtures_file(&self, path: impl AsRef<Path>, merge: bool) -> Result<Vec<String>> {
+        let call = Call::file("/_test/fixtures", path.as_ref())?.merging(merge);
+        Ok(strings(&self.call(call)?["flags"]))
+    }
+
+    /// Seeds the management plane (a fixture file's `management:` section); the plane as it is now.
+    pub fn seed_management(&self, seed: &Value, merge: bool) -> Result<Value> {
+        self.call(Call::post("/_test/management", seed.clone()).merging(merge))
+    }
+
+    /// Seeds the management plane from a YAML or JSON file holding a `management:` section.
+    pub fn seed_management_file(&self, path: impl AsRef<Path>, merge: bool) -> Result<Value> {
+        self.call(Call::file("/_test/management", path.as_ref())?.merging(merge))
+    }
+
+    /// The management plane as it is now: every organisation, no key or token.
+    pub fn management(&self) -> Result<Value> {
+        self.call(Call::get("/_test/management"))
+    }
+
+    /// Serves this `/flags` body verbatim on the vendor routes.
+    pub fn set_vendor_flags(&self, body: &Value) -> Result<()> {
+        self.call(Call::post("/_test/flags", body.clone())).map(drop)
+    }
+
+    /// Limits every key to `per_second` requests a second (`None`: no limit), and some keys to their own.
+    pub fn set_rate_limit(&self, per_second: Option<f64>, per_key: &[(&str, f64)]) -> Result<()> {
+        let per_key: serde_json::Map<String, Value> =
+            per_key.iter().map(|(key, rate)| ((*key).to_owned(), json!(rate))).collect();
+        self.call(Call::post("/_test/rate-limit", json!({"perSecond": per_second, "perKey": per_key}))).map(drop)
+    }
+
+    /// Creates namespace `name` now, with these keys bound to it; a client in it.
+    pub fn create_namespace(&self, name: &str, keys: &[String]) -> Result<Client> {
+        let scoped = self.in_namespace(name)?;
+        self.call(Call::post("/_test/namespaces", json!({"name": name, "keys": keys})).unscoped())?;
+        Ok(scoped)
+    }
+
+    /// Every namespace and what it holds.
+    pub fn namespaces(&self) -> Result<Vec<NamespaceInfo>> {
+        let answer = self.call(Call::get("/_test/namespaces").unscoped())?;
+        Ok(answer["namespaces"]
+            .as_array()
+            .map(|all| all.iter().map(NamespaceInfo::from_json).collect())
+            .unwrap_or_default())
+    }
+
+    /// Deletes a namespace and everything in it.
+    pub fn delete_namespace(&self, name: &str) -> Result<()> {
+        self.call(Call::delete(&format!("/_test/namespaces/{}", http::encode(name))).unscoped()).map(drop)
+    }
+
+    // -- over HTTP ----------------------------------------------------------------------------
+
+    fn call(&self, call: Call) -> Result<Value> {
+        let answer = self.exchange(&call)?;
+        if answer.body.is_empty() {
+            return Ok(Value::Null);
+        }
+        serde_json::from_slice(&answer.body).map_err(|_| Error::Unreachable {
+            url: self.base_url.clone(),
+            reason: format!("{} answers something other than svc-stub's JSON", call.path),
+        })
+    }
+
+    fn exchange(&self, call: &Call) -> Result<http::Answer> {
+        let mut path = call.path.clone();
+        for (i, (name, value)) in call.query.iter().enumerate() {
+            path.push(if i == 0 { '?' } else { '&' });
+            path.push_str(&format!("{name}={}", http::encode(value)));
+        }
+        let authorization = self.control_token.as_ref().map(|token| format!("Bearer {token}"));
+        let mut headers = Vec::new();
+        if let Some(content_type) = call.content_type {
+            headers.push(("Content-Type", content_type));
+        }
+        if let Some(authorization) = &authorization {
+            headers.push(("Authorization", authorization.as_str()));
+        }
+        let target =
+            if call.unscoped { Target::parse(&self.base_url).map_err(Error::Invalid)? } else { self.target.clone() };
+        let outgoing = Outgoing {
+            method: call.method,
+            path: &path,
+            headers: &headers,
+            body: call.body.as_deref(),
+            timeout: CALL_TIMEOUT + Duration::from_millis(call.wait_ms),
+        };
+        let answer = http::send(&target, &outgoing)
+            .map_err(|error| Error::Unreachable { url: self.base_url.clone(), reason: http::reason(&error) })?;
+        if answer.status >= 300 {
+            return Err(stub_error(answer.status, &answer.body));
+        }
+        Ok(answer)
+    }
+}
+
+/// One control call.
+struct Call {
+    method: &'static str,
+    path: String,
+    query: Vec<(&'static str, String)>,
+    body: Option<Vec<u8>>,
+    content_type: Option<&'static str>,
+    /// To the stub itself rather than into the namespace (the namespace registry).
+    unscoped: bool,
+    wait_ms: u64,
+}
+
+impl Call {
+    fn new(method: &'static str, path: &str) -> Call {
+        Call {
+            method,
+            path: path.to_owned(),
+            query: Vec::new(),
+            body: None,
+            content_type: None,
+            unscoped: false,
+            wait_ms: 0,
+        }
+    }
+
+    fn get(path: &str) -> Call {
+        Call::new("GET", path)
+    }
+
+    fn delete(path: &str) -> Call {
+        Call::new("DELETE", path)
+    }
+
+    fn post(path: &str, body: Value) -> Call {
+        Call {
+            body: Some(body.to_string().into_bytes()),
+            content_type: Some("application/json"),
+            ..Call::new("POST", path)
+        }
+    }
+
+    /// A POST of a YAML or JSON file's text (JSON is YAML too).
+    fn file(path: &str, file: &Path) -> Result<Call> {
+        let text = std::fs::read(file)
+            .map_err(|error| Error::Invalid(format!("svc-stub: fixtures: {}: {error}", file.display())))?;
+        Ok(Call { body: Some(text), content_type: Some("application/yaml"), ..Call::new("POST", path) })
+    }
+
+    fn query(mut self, name: &'static str, value: &str) -> Call {
+        self.query.push((name, value.to_owned()));
+        self
+    }
+
+    fn merging(self, merge: bool) -> Call {
+        if merge {
+            self.query("merge", "true")
+        } else {
+            self
+        }
+    }
+
+    fn unscoped(mut self) -> Call {
+        self.unscoped = true;
+        self
+    }
+
+    fn waiting(mut self, wait_ms: u64) -> Call {
+        self.wait_ms = wait_ms;
+        self
+    }
+}
+
+fn stub_error(status: u16, body: &[u8]) -> Error {
+    if let Ok(document) = serde_json::from_slice::<Value>(body) {
+        if let Some(code) = document["error"].as_str() {
+            let message = document["message"].as_str().unwrap_or_default().to_owned();
+            return Error::Stub { status, code: code.to_owned(), message };
+        }
+    }
+    let text = String::from_utf8_lossy(body);
+    let text: String = text.trim().chars().take(200).collect();
+    Error::Stub { status, code: "ERROR".into(), message: text }
+}
+
+fn strings(value: &Value) -> Vec<String> {
+    value.as_array().map(|all| all.iter().filter_map(Value::as_str).map(str::to_owned).collect()).unwrap_or_default()
+}
+
+fn wait_ms(timeout: Duration) -> u64 {
+    timeout.min(MAX_WAIT).as_millis() as u64
+}
+
+/// A wait as a test reads it: `5s`, `1.5s`, `300ms`.
+fn seconds(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else if ms % 1000 == 0 {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{}s", ms as f64 / 1000.0)
+    }
+}

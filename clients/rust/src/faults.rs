@@ -1,0 +1,294 @@
+//! Faults to arm, built with typed modes and selectors; armed for a scope by a guard value.
+
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+
+use crate::namespace::Namespace;
+use crate::vocabulary::{Mode, Selector, HEADER_DELAY_MS, HEADER_FAULT, HEADER_RETRY_AFTER, HEADER_STATUS};
+
+/// A fault to arm: one [`Mode`] with its parameters, or a sequence of [`Step`]s.
+///
+/// ```
+/// use std::time::Duration;
+/// use svc_stub::{Fault, Mode, Selector, Step};
+///
+/// let once = Fault::new(Mode::Http500).on(Selector::Evaluate).times(1);
+/// let slow = Fault::new(Mode::Delay).delay(Duration::from_millis(300));
+/// let outage = Fault::new(Mode::Status).status(503).retry_after(2).on(Selector::Projects);
+/// let flaky = Fault::sequence([Step::new(Mode::Http500), Step::pass(), Step::new(Mode::Reset)]);
+/// # let _ = (once, slow, outage, flaky);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[must_use = "a Fault does nothing until it is armed: ns.arm(fault)"]
+pub struct Fault {
+    mode: Option<Mode>,
+    sequence: Option<Vec<Step>>,
+    apply_to: Vec<Selector>,
+    ttl_requests: Option<u32>,
+    parameters: Parameters,
+    probability: Option<(f64, i64)>,
+}
+
+/// A step of a sequence: a mode with its own parameters, or [`Step::pass`].
+#[derive(Debug, Clone, PartialEq)]
+#[must_use]
+pub struct Step {
+    mode: Option<Mode>,
+    parameters: Parameters,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Parameters {
+    delay: Option<Duration>,
+    status: Option<u16>,
+    body: Option<Value>,
+    retry_after: Option<u32>,
+}
+
+impl Parameters {
+    fn write(&self, into: &mut Map<String, Value>) {
+        if let Some(delay) = self.delay {
+            into.insert("delayMs".into(), json!(delay.as_millis() as u64));
+        }
+        if let Some(status) = self.status {
+            into.insert("status".into(), json!(status));
+        }
+        if let Some(body) = &self.body {
+            into.insert("body".into(), body.clone());
+        }
+        if let Some(retry_after) = self.retry_after {
+            into.insert("retryAfter".into(), json!(retry_after));
+        }
+    }
+}
+
+macro_rules! parameter_setters {
+    () => {
+        /// How late the answer comes (`Delay`), or how long its body takes (`SlowBody`); the
+        /// stub's default is 10 s.
+        pub fn delay(mut self, delay: Duration) -> Self {
+            self.parameters.delay = Some(delay);
+            self
+        }
+
+        /// The answer's status: required for [`Mode::Status`].
+        pub fn status(mut self, status: u16) -> Self {
+            self.parameters.status = Some(status);
+            self
+        }
+
+        /// The answer's body instead of the mode's: a string is sent as it is, anything else as
+        /// JSON (`InvalidJson` takes only a string).
+        pub fn body(mut self, body: impl Into<Value>) -> Self {
+            self.parameters.body = Some(body.into());
+            self
+        }
+
+        /// Seconds in `Retry-After`, for `Http429` and `Status` 429 or 503 (the stub's default 1).
+        pub fn retry_after(mut self, seconds: u32) -> Self {
+            self.parameters.retry_after = Some(seconds);
+            self
+        }
+    };
+}
+
+impl Fault {
+    /// A fault of one mode, on every route until it is disarmed.
+    pub fn new(mode: Mode) -> Fault {
+        Fault {
+            mode: Some(mode),
+            sequence: None,
+            apply_to: Vec::new(),
+            ttl_requests: None,
+            parameters: Parameters::default(),
+            probability: None,
+        }
+    }
+
+    /// One step per matching request, then disarmed (no [`Fault::times`] with it).
+    pub fn sequence(steps: impl IntoIterator<Item = Step>) -> Fault {
+        Fault {
+            mode: None,
+            sequence: Some(steps.into_iter().collect()),
+            apply_to: Vec::new(),
+            ttl_requests: None,
+            parameters: Parameters::default(),
+            probability: None,
+        }
+    }
+
+    /// Applies it to this route, resource or group too (default: [`Selector::All`]).
+    pub fn on(mut self, selector: Selector) -> Self {
+        if !self.apply_to.contains(&selector) {
+            self.apply_to.push(selector);
+        }
+        self
+    }
+
+    /// Faults only the next `requests` matching requests, then disarms itself.
+    pub fn times(mut self, requests: u32) -> Self {
+        self.ttl_requests = Some(requests);
+        self
+    }
+
+    /// Fires on this share (0, 1] of matching requests, drawn from a generator seeded with `seed`
+    /// so a run is repeatable.
+    pub fn probability(mut self, share: f64, seed: i64) -> Self {
+        self.probability = Some((share, seed));
+        self
+    }
+
+    parameter_setters!();
+
+    /// The mode, unless it is a sequence.
+    pub fn mode(&self) -> Option<Mode> {
+        self.mode
+    }
+
+    /// The `POST /_test/fault` document this fault is armed with: what the stub is sent.
+    pub fn arming_document(&self) -> Value {
+        let mut document = Map::new();
+        if let Some(mode) = self.mode {
+            document.insert("mode".into(), json!(mode.as_str()));
+        }
+        if let Some(steps) = &self.sequence {
+            document.insert("sequence".into(), Value::Array(steps.iter().map(Step::wire).collect()));
+        }
+        if !self.apply_to.is_empty() {
+            document.insert("applyTo".into(), self.apply_to.iter().map(|s| s.as_str()).collect());
+        }
+        if let Some(ttl) = self.ttl_requests {
+            document.insert("ttlRequests".into(), json!(ttl));
+        }
+        if let Some((share, seed)) = self.probability {
+            document.insert("probability".into(), json!(share));
+            document.insert("seed".into(), json!(seed));
+        }
+        self.parameters.write(&mut document);
+        Value::Object(document)
+    }
+
+    /// The headers that fault one request this way, whatever is armed: add them to the
+    /// client's request. Its mode, delay, status and Retry-After are used; a sequence has none.
+    pub fn headers(&self) -> Vec<(&'static str, String)> {
+        let Some(mode) = self.mode else { return Vec::new() };
+        let mut headers = vec![(HEADER_FAULT, mode.as_str().to_owned())];
+        if let Some(delay) = self.parameters.delay {
+            headers.push((HEADER_DELAY_MS, delay.as_millis().to_string()));
+        }
+        if let Some(status) = self.parameters.status {
+            headers.push((HEADER_STATUS, status.to_string()));
+        }
+        if let Some(retry_after) = self.parameters.retry_after {
+            headers.push((HEADER_RETRY_AFTER, retry_after.to_string()));
+        }
+        headers
+    }
+}
+
+/// The headers that fault one request as `fault` says (see [`Fault::headers`]).
+pub fn fault_headers(fault: &Fault) -> Vec<(&'static str, String)> {
+    fault.headers()
+}
+
+impl Step {
+    /// A step of this mode.
+    pub fn new(mode: Mode) -> Step {
+        Step { mode: Some(mode), parameters: Parameters::default() }
+    }
+
+    /// A step that lets one request through (the stub's `none`).
+    pub fn pass() -> Step {
+        Step { mode: None, parameters: Parameters::default() }
+    }
+
+    parameter_setters!();
+
+    fn wire(&self) -> Value {
+        let mut step = Map::new();
+        step.insert("mode".into(), json!(self.mode.map_or("none", Mode::as_str)));
+        self.parameters.write(&mut step);
+        Value::Object(step)
+    }
+}
+
+/// A fault as the stub armed it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ArmedFault {
+    /// Its id in the namespace (for `DELETE /_test/fault/{id}`).
+    pub id: u64,
+    /// What it applies to, groups expanded, sorted.
+    pub apply_to: Vec<String>,
+    /// Its mode; `None` for a sequence.
+    pub mode: Option<Mode>,
+    /// How many requests it still faults; `None`: until disarmed.
+    pub ttl_requests: Option<u64>,
+    /// How many times it fired.
+    pub fired: u64,
+    /// The fault as the stub lists it.
+    pub json: Value,
+}
+
+impl ArmedFault {
+    pub(crate) fn from_json(value: &Value) -> ArmedFault {
+        ArmedFault {
+            id: value["id"].as_u64().unwrap_or(0),
+            apply_to: value["applyTo"]
+                .as_array()
+                .map(|all| all.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                .unwrap_or_default(),
+            mode: value["mode"].as_str().and_then(|mode| mode.parse().ok()),
+            ttl_requests: value["ttlRequests"].as_u64(),
+            fired: value["fired"].as_u64().unwrap_or(0),
+            json: value.clone(),
+        }
+    }
+}
+
+/// A fault armed for a scope: it is disarmed when the guard is dropped (a fault that ran out by
+/// itself is fine). [`FaultGuard::keep`] leaves it armed for the rest of the test instead.
+///
+/// Bind it to a name: `let _ = ns.arm(...)` drops it, and so disarms it, at once.
+#[derive(Debug)]
+#[must_use = "the fault is disarmed when this guard is dropped: bind it (let _fault = ns.arm(...)) or call .keep()"]
+pub struct FaultGuard<'ns> {
+    namespace: &'ns Namespace,
+    armed: Option<ArmedFault>,
+}
+
+impl<'ns> FaultGuard<'ns> {
+    pub(crate) fn new(namespace: &'ns Namespace, armed: ArmedFault) -> Self {
+        FaultGuard { namespace, armed: Some(armed) }
+    }
+
+    /// The fault as the stub armed it.
+    pub fn armed(&self) -> &ArmedFault {
+        self.armed.as_ref().expect("a guard holds its fault until dropped")
+    }
+
+    /// Leaves the fault armed for the rest of the test (the namespace goes with it).
+    pub fn keep(mut self) -> ArmedFault {
+        self.armed.take().expect("a guard holds its fault until dropped")
+    }
+
+    /// Disarms it now (as dropping the guard does).
+    #[track_caller]
+    pub fn disarm(self) {
+        drop(self);
+    }
+}
+
+impl Drop for FaultGuard<'_> {
+    #[track_caller]
+    fn drop(&mut self) {
+        let Some(armed) = self.armed.take() else { return };
+        match self.namespace.client().disarm(armed.id) {
+            Err(error) if !error.is_not_found() && !std::thread::panicking() => {
+                panic!("{}", error.line())
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,44 @@
+// tests/provider.rs: run with `cargo test`
+#[path = "examples/provider.rs"]
+mod provider; // in your crate: use my_provider::provider;
+
+use serde_json::{json, Value};
+use svc_stub::{Fault, Mode, Route, Selector};
+
+/// The organisation the tests work in: its key, and the project it already has.
+fn acme() -> Value {
+    json!({"orgs": {"org_acme": {
+        "keys": [{"key": "svc_org_acme_tf"}],
+        "projects": [{"name": "Shop", "slug": "shop"}],
+    }}})
+}
+
+#[test]
+fn the_provider_creates_a_project() {
+    let ns = svc_stub::namespace("the_provider_creates_a_project");
+    ns.seed_management(acme());
+
+    let id = provider::create_project(ns.url(), "svc_org_acme_tf", "Checkout", "checkout").unwrap();
+    assert!(id.starts_with("proj_"), "{id}");
+    let created = ns.requests(Route::ProjectsCreate);
+    assert_eq!(created.len(), 1);
+    assert_eq!(created[0].status, Some(201));
+}
+
+#[test]
+fn the_provider_reports_a_slug_taken() {
+    let ns = svc_stub::namespace("the_provider_reports_a_slug_taken");
+    ns.seed_management(acme());
+
+    let error = provider::create_project(ns.url(), "svc_org_acme_tf", "Shop again", "shop").unwrap_err();
+    assert!(error.starts_with("409 CONFLICT: "), "{error}");
+}
+
+#[test]
+fn the_provider_surfaces_an_outage() {
+    let ns = svc_stub::namespace("the_provider_surfaces_an_outage");
+    ns.seed_management(acme());
+    let _outage = ns.arm(Fault::new(Mode::Status).status(503).on(Selector::Projects).times(1));
+
+    assert!(provider::create_project(ns.url(), "svc_org_acme_tf", "Checkout", "checkout").is_err());
+}

@@ -1,0 +1,206 @@
+//! Every fault mode, armed and sent as headers, reaches a real HTTP client, once, and the
+//! journal names it; guards disarm; sequences step.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{evaluate, Seen};
+use svc_stub::{fault_headers, Fault, Mode, Route, Selector, Step};
+
+const WAIT: Duration = Duration::from_secs(5);
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// What the fault of each mode is armed with, and what a client sees of it.
+fn case(mode: Mode) -> (Fault, fn(&Seen) -> bool) {
+    let fault = Fault::new(mode);
+    match mode {
+        Mode::Delay => {
+            (fault.delay(Duration::from_millis(300)), |s| s.status == Some(200) && s.took >= Duration::from_millis(280))
+        }
+        Mode::Http401 => (fault, |s| s.status == Some(401)),
+        Mode::Http429 => (fault.retry_after(3), |s| s.status == Some(429) && s.retry_after.as_deref() == Some("3")),
+        Mode::Http500 => (fault, |s| s.status == Some(500)),
+        Mode::InvalidJson => (fault, |s| s.status == Some(200) && s.decoded.is_none()),
+        Mode::Truncated => (fault, |s| s.error.is_some() || s.decoded.is_none()),
+        Mode::QuotaLimited => {
+            (fault, |s| s.status == Some(200) && s.decoded.as_ref().is_some_and(|d| d["quotaLimited"] == true))
+        }
+        Mode::Status => {
+            (fault.status(503).retry_after(2), |s| s.status == Some(503) && s.retry_after.as_deref() == Some("2"))
+        }
+        Mode::Reset | Mode::EmptyResponse => (fault, |s| s.error.is_some() && s.status.is_none()),
+        Mode::SlowBody => (fault.delay(Duration::from_millis(300)), |s| {
+            s.status == Some(200) && s.decoded.is_some() && s.took >= Duration::from_millis(280)
+        }),
+        Mode::Hang => (fault, |s| s.error.as_deref().is_some_and(|e| e.contains("timeout")) && s.status.is_none()),
+    }
+}
+
+/// Arms `mode` on evaluate for one request: the client sees it, the next request is served, and
+/// the journal names the fault as armed.
+fn armed_reaches_the_client_once(mode: Mode) {
+    let ns = svc_stub::namespace(&format!("armed {mode}"));
+    let (fault, seen) = case(mode);
+    let guard = ns.arm(fault.on(Selector::Evaluate).times(1));
+    assert_eq!(guard.armed().mode, Some(mode));
+    let got = evaluate(ns.url(), &[], CLIENT_TIMEOUT);
+    assert!(seen(&got), "{mode}: the client saw {got:?}");
+    let after = evaluate(ns.url(), &[], CLIENT_TIMEOUT);
+    assert_eq!(after.status, Some(200), "times(1) faults one request only; the next: {after:?}");
+    assert_eq!(after.value(), Some("treatment-b"));
+    // listed as each ends: a hung request only once its client has given up on it
+    let faulted: Vec<_> = ns.wait_for_requests(2, Route::Evaluate, WAIT).into_iter().filter_map(|r| r.fault).collect();
+    assert_eq!(faulted.len(), 1, "{faulted:?}");
+    assert_eq!((faulted[0].mode.as_str(), faulted[0].source.as_str()), (mode.as_str(), "armed"));
+    assert_eq!(faulted[0].armed_id, Some(guard.armed().id));
+}
+
+/// Sends `mode` as the request's own headers: that request alone is faulted.
+fn headers_fault_one_request(mode: Mode) {
+    let ns = svc_stub::namespace(&format!("headers {mode}"));
+    let (fault, seen) = case(mode);
+    let got = evaluate(ns.url(), &fault_headers(&fault), CLIENT_TIMEOUT);
+    assert!(seen(&got), "{mode} by header: the client saw {got:?}");
+    assert_eq!(evaluate(ns.url(), &[], CLIENT_TIMEOUT).status, Some(200));
+    let faulted: Vec<_> = ns.wait_for_requests(2, Route::Evaluate, WAIT).into_iter().filter_map(|r| r.fault).collect();
+    assert_eq!(faulted.len(), 1, "{faulted:?}");
+    assert_eq!((faulted[0].mode.as_str(), faulted[0].source.as_str()), (mode.as_str(), "header"));
+}
+
+macro_rules! every_mode {
+    ($($test:ident: $mode:expr,)+) => {
+        mod armed {
+            use super::*;
+            $(#[test] fn $test() { armed_reaches_the_client_once($mode) })+
+        }
+        mod by_header {
+            use super::*;
+            $(#[test] fn $test() { headers_fault_one_request($mode) })+
+        }
+
+        #[test]
+        fn every_mode_has_a_test() {
+            let tested = [$($mode),+];
+            for mode in Mode::ALL {
+                assert!(tested.contains(mode), "no test of {mode}");
+            }
+            assert_eq!(tested.len(), Mode::ALL.len());
+        }
+    };
+}
+
+every_mode! {
+    delay: Mode::Delay,
+    http_401: Mode::Http401,
+    http_429: Mode::Http429,
+    http_500: Mode::Http500,
+    invalid_json: Mode::InvalidJson,
+    truncated: Mode::Truncated,
+    quota_limited: Mode::QuotaLimited,
+    status: Mode::Status,
+    reset: Mode::Reset,
+    empty_response: Mode::EmptyResponse,
+    slow_body: Mode::SlowBody,
+    hang: Mode::Hang,
+}
+
+#[test]
+fn a_guard_disarms_its_fault_when_dropped() {
+    let ns = svc_stub::namespace("guard");
+    {
+        let _outage = ns.arm(Fault::new(Mode::Http500).on(Selector::Evaluate));
+        assert_eq!(evaluate(ns.url(), &[], CLIENT_TIMEOUT).status, Some(500));
+        assert_eq!(evaluate(ns.url(), &[], CLIENT_TIMEOUT).status, Some(500));
+        assert_eq!(ns.armed().len(), 1);
+    }
+    assert!(ns.armed().is_empty());
+    assert_eq!(evaluate(ns.url(), &[], CLIENT_TIMEOUT).status, Some(200));
+}
+
+#[test]
+fn a_kept_fault_stays_armed_and_one_run_out_is_fine() {
+    let ns = svc_stub::namespace("kept");
+    let kept = ns.arm(Fault::new(Mode::Http401).on(Selector::Evaluate)).keep();
+    let once = ns.arm(Fault::new(Mode::Http429).on(Selector::Capture).times(1));
+    let refused = common::try_capture(ns.url(), serde_json::json!([{"type": "signal", "name": "x"}]));
+    assert_eq!(refused, Some(429));
+    drop(once); // it ran out by itself: dropping its guard is fine
+    let armed = ns.armed();
+    assert_eq!(armed.iter().map(|f| f.id).collect::<Vec<_>>(), vec![kept.id]);
+    assert_eq!(evaluate(ns.url(), &[], CLIENT_TIMEOUT).status, Some(401));
+    ns.clear_faults();
+    assert_eq!(evaluate(ns.url(), &[], CLIENT_TIMEOUT).status, Some(200));
+}
+
+#[test]
+fn with_fault_arms_for_a_closure() {
+    let ns = svc_stub::namespace("with_fault");
+    let during = ns.with_fault(Fault::new(Mode::Status).status(503).on(Selector::Runtime), || {
+        evaluate(ns.url(), &[], CLIENT_TIMEOUT).status
+    });
+    assert_eq!(during, Some(503));
+    assert_eq!(evaluate(ns.url(), &[], CLIENT_TIMEOUT).status, Some(200));
+}
+
+#[test]
+fn a_sequence_steps_one_request_at_a_time() {
+    let ns = svc_stub::namespace("sequence");
+    let _steps = ns.arm(
+        Fault::sequence([Step::new(Mode::Http500), Step::pass(), Step::new(Mode::Status).status(418)])
+            .on(Selector::Evaluate),
+    );
+    let statuses: Vec<_> = (0..4).map(|_| evaluate(ns.url(), &[], CLIENT_TIMEOUT).status).collect();
+    assert_eq!(statuses, [Some(500), Some(200), Some(418), Some(200)]);
+    let steps: Vec<_> = ns.requests(Route::Evaluate).into_iter().map(|r| r.fault.and_then(|f| f.step)).collect();
+    assert_eq!(steps, [Some(0), Some(1), Some(2), None]);
+}
+
+#[test]
+fn a_fault_on_another_route_leaves_evaluate_alone() {
+    let ns = svc_stub::namespace("other route");
+    let _fault = ns.arm(Fault::new(Mode::Http500).on(Selector::Management).on(Selector::Capture));
+    assert_eq!(evaluate(ns.url(), &[], CLIENT_TIMEOUT).status, Some(200));
+}
+
+#[test]
+fn a_fault_the_stub_refuses_panics_with_its_one_line() {
+    let ns = svc_stub::namespace("refused");
+    let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _fault = ns.arm(Fault::new(Mode::Status)); // no status
+    }));
+    let message = common::panic_message(refused.unwrap_err());
+    assert!(message.starts_with("svc-stub: 400 "), "{message}");
+    assert!(message.contains("status"), "{message}");
+    assert!(!message.contains('\n'), "{message}");
+    let error = ns.client().arm(&Fault::new(Mode::Status)).unwrap_err();
+    assert!(matches!(error, svc_stub::Error::Stub { status: 400, .. }), "{error:?}");
+}
+
+#[test]
+fn a_mode_read_from_text_lists_the_modes_when_unknown() {
+    assert_eq!("slow_body".parse::<Mode>(), Ok(Mode::SlowBody));
+    let unknown = "500s".parse::<Mode>().unwrap_err().to_string();
+    assert_eq!(
+        unknown,
+        "svc-stub: unknown fault mode \"500s\"; the fault modes are delay, 401, 429, 500, invalid_json, truncated, \
+         quota_limited, status, reset, empty_response, slow_body, hang"
+    );
+    assert!("evaluate.list".parse::<Route>().is_err());
+    assert_eq!("projects".parse::<Route>(), Ok(Route::Projects));
+}
+
+#[test]
+fn fault_headers_carry_the_parameters() {
+    let fault = Fault::new(Mode::Status).status(503).retry_after(2).delay(Duration::from_millis(250));
+    assert_eq!(
+        fault_headers(&fault),
+        [
+            ("X-Svc-Test-Fault", "status".to_owned()),
+            ("X-Svc-Test-Delay-Ms", "250".to_owned()),
+            ("X-Svc-Test-Status", "503".to_owned()),
+            ("X-Svc-Test-Retry-After", "2".to_owned()),
+        ]
+    );
+    assert!(fault_headers(&Fault::sequence([Step::pass()])).is_empty());
+}

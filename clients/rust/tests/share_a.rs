@@ -1,0 +1,13 @@
+//! Run by `share.rs`, in a `cargo test` of its own with share_b: each test binary records the
+//! stub it was given, and the two must be one.
+
+/// Writes the base URL of this binary's stub as `SVC_STUB_RS_SHARE_DIR/a`.
+#[test]
+fn records_the_runs_stub() {
+    let Some(directory) = std::env::var_os("SVC_STUB_RS_SHARE_DIR") else { return };
+    let ns = svc_stub::namespace("share a");
+    let written = std::path::Path::new(&directory).join("a.tmp");
+    std::fs::write(&written, format!("{} {}", ns.base_url(), std::process::id())).unwrap();
+    std::fs::rename(&written, std::path::Path::new(&directory).join("a")).unwrap();
+    ns.assert_no_request(svc_stub::Route::Any);
+}
