@@ -684,6 +684,9 @@ def _first_words(text: str) -> str:
     return re.split(r"\s{2,}", first)[0]
 
 
+JAVA_TESTS = "clients/java/src/test/java/dev/svcstub/junit/"
+"""Where the JUnit extension's tests are, for the entries of its guide's blocks."""
+
 RUN_BY: dict[tuple[str, str], str] = {
     ("README.md", "python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/svc-stub"):
         "TestTheTwoCommands.test_the_run_command_installs_a_stub_that_serves_from_anywhere",
@@ -748,6 +751,45 @@ RUN_BY: dict[tuple[str, str], str] = {
     ("docs/guides/go.md", "=== RUN"): "clients/go/svcstub/journal_test.go",
     ("docs/guides/go.md", "svc-stub: no 'svc-stub' to run; install it (pip install svc-stub) or "
      "set SVC_STUB_BIN to its path"): "clients/go/svcstub/errors_test.go",
+    ("docs/guides/rust.md", "pip install /path/to/svc-stub"):
+        "clients/rust/tests/guide.rs",
+    ("docs/guides/rust.md", "//! checkout.rs: the application code under test"):
+        "clients/rust/tests/examples_checkout.rs",
+    ("docs/guides/rust.md", "// tests/checkout.rs: run with `cargo test`"):
+        "clients/rust/tests/examples_checkout.rs",
+    ("docs/guides/rust.md", "//! provider.rs: an infrastructure tool's code under test (a "
+     "Terraform provider's resource)"): "clients/rust/tests/examples_provider.rs",
+    ("docs/guides/rust.md", "// tests/provider.rs: run with `cargo test`"):
+        "clients/rust/tests/examples_provider.rs",
+    ("docs/guides/rust.md", "---- checkout_records_the_exposure stdout ----"):
+        "clients/rust/tests/journal.rs",
+    ("docs/guides/rust.md", "svc-stub: no 'svc-stub' to run; install it (pip install svc-stub) "
+     "or set SVC_STUB_BIN to its path"): "clients/rust/tests/errors.rs",
+    ("docs/guides/java.md", "pip install /path/to/svc-stub"): JAVA_TESTS + "GuideTest.java",
+    ("docs/guides/java.md", "<dependency>"): JAVA_TESTS + "GuideTest.java",
+    ("docs/guides/java.md", "repositories { mavenLocal(); mavenCentral() }"):
+        "TestPartialBlocks (Gradle is not on this machine; GuideTest checks its coordinates)",
+    ("docs/guides/java.md", "// Checkout.java: the application code under test"):
+        JAVA_TESTS + "examples/CheckoutTest.java",
+    ("docs/guides/java.md", "// CheckoutTest.java: run with `mvn test`"):
+        JAVA_TESTS + "examples/CheckoutTest.java",
+    ("docs/guides/java.md", "# pricing.yaml: src/test/resources/dev/svcstub/junit/examples/"):
+        JAVA_TESTS + "examples/CheckoutTest.java",
+    ("docs/guides/java.md", "junit.jupiter.execution.parallel.enabled=true"):
+        "clients/java/src/test/resources/junit-platform.properties",
+    ("docs/guides/java.md", "@ExtendWith(SvcStubExtension::class)"):
+        "TestPartialBlocks (Kotlin is not built in CI; compiled and run by hand)",
+    ("docs/guides/java.md", "// Provider.java: an infrastructure tool's code under test (a "
+     "Terraform provider's resource)"):
+        JAVA_TESTS + "examples/ProviderTest.java",
+    ("docs/guides/java.md", "// ProviderTest.java: run with `mvn test`"):
+        JAVA_TESTS + "examples/ProviderTest.java",
+    ("docs/guides/java.md", "// src/test/java/com/example/checkout/FireweaveClientTest.java"):
+        "TestPartialBlocks (it builds only beside the SDK; run by hand against it)",
+    ("docs/guides/java.md", "[INFO] Running com.example.checkout.CheckoutTest"):
+        JAVA_TESTS + "JournalTest.java",
+    ("docs/guides/java.md", "svc-stub: no '/nonexistent/svc-stub' to run; install it (pip "
+     "install svc-stub) or set SVC_STUB_BIN to its path"): JAVA_TESTS + "GuideTest.java",
     ("docs/guides/javascript.md", "pip install /path/to/svc-stub"):
         "clients/javascript/test/node/docs.test.js",
     ("docs/guides/javascript.md", "// checkout.test.js: run with `node --test`"):
