@@ -383,6 +383,14 @@ class TestSafety:
         [
             (["--upstream", "http://staging.example"], "is plain http off loopback"),
             (["--upstream", "ftp://staging.example"], "is not an http(s) address"),
+            (
+                ["--upstream", "staging.example.com"],
+                "'staging.example.com' has no scheme; give https://staging.example.com",
+            ),
+            (
+                ["--upstream", "localhost:3902"],
+                "'localhost:3902' has no scheme; give http://localhost:3902",
+            ),
             (["--upstream", "https://user:secret@staging.example"], "carries credentials"),
             (
                 ["--upstream", "https://staging.example", "--upstream-ca-bundle", "/nope.pem"],

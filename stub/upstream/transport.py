@@ -73,12 +73,19 @@ def upstream_of(
         port = url.explicit_port
     except ValueError as exc:
         raise UpstreamError(
-            f"not a valid address ({exc}); give one such as https://staging.example"
+            f"not a valid address ({exc}); give one such as https://staging.example.com"
         ) from None
     if port is not None and not 0 < port < 65536:
         raise UpstreamError(f"port {port} is not a port (1-65535)")
+    if "://" not in raw and "@" not in raw:  # a bare host: say the whole address to give
+        bare = raw.strip()
+        host = bare.partition("/")[0].rpartition(":")[0] or bare.partition("/")[0]
+        scheme = "http" if is_loopback(host.strip("[]")) else "https"
+        raise UpstreamError(f"{bare!r} has no scheme; give {scheme}://{bare}")
     if url.scheme not in ("http", "https") or not url.host:
-        raise UpstreamError(f"{raw!r} is not an http(s) address such as https://staging.example")
+        raise UpstreamError(
+            f"{raw!r} is not an http(s) address such as https://staging.example.com"
+        )
     if url.scheme == "http" and not is_loopback(url.host) and not allow_insecure:
         raise UpstreamError(
             f"{url.origin()} is plain http off loopback, and the service takes https; "
