@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+import stub
 from conftest import SpawnedStub, one_line, run_stub, spawn_stub
 from stub.process import url_of
 
@@ -393,3 +395,36 @@ class TestLogging:
             stub.process.wait(timeout=5)
             assert stub.process.stderr is not None
             assert stub.process.stderr.read() == ""
+
+
+class TestAReinstallUnderARunningStub:
+    def test_it_keeps_serving_its_openapi_document_and_inspector_page(self, tmp_path: Path) -> None:
+        """`pip install` into the environment a stub runs from replaces its package's files:
+        the running stub serves the files it started with."""
+        copy = tmp_path / "stub"
+        shutil.copytree(Path(stub.__file__).parent, copy)
+        environment = {**os.environ, "PYTHONPATH": str(tmp_path)}
+        process = subprocess.Popen(
+            [sys.executable, "-P", "-m", "stub", "--port", "0"],
+            cwd=tmp_path,
+            env=environment,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        try:
+            assert process.stdout is not None
+            url = url_of(process.stdout.readline())
+            assert url is not None
+            shutil.rmtree(copy)  # what an uninstall leaves
+            with urllib.request.urlopen(url + "/_test/openapi.json", timeout=5) as answer:
+                assert json.load(answer)["info"]["title"] == "svc-stub"
+            with urllib.request.urlopen(url + "/_test/ui", timeout=5) as answer:
+                assert "inspector.js" in answer.read().decode()
+            with urllib.request.urlopen(url + "/_test/ui/inspector.js", timeout=5) as answer:
+                assert answer.status == 200
+        finally:
+            process.terminate()
+            process.wait(timeout=5)
+            assert process.stdout is not None
+            process.stdout.close()

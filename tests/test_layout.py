@@ -20,7 +20,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "the shared floor",
         (
             "stub.validation", "stub.rate_limit", "stub.keys", "stub.config", "stub.wire",
-            "stub.cors", "stub.recording", "stub.process", "stub.client",
+            "stub.cors", "stub.recording", "stub.process", "stub.client", "stub.packaged",
         ),
     ),
     (

@@ -15,6 +15,7 @@ from stub.fixtures import FixtureSet, built_off_loop, parse_fixture_document, pa
 from stub.keys import parse_limits
 from stub.management.seed import ManagementSeed, parse_management
 from stub.namespaces import NAMESPACES, base_url
+from stub.packaged import PackagedFile
 from stub.state import RequestRecord, Served, StubState, state_of
 from stub.validation import FixtureError, Where, mapping
 from stub.vendor.documents import fixtures_from_vendor_flags
@@ -40,7 +41,7 @@ WATCHING = frozenset({"request"})
 """Routes that read a namespace only if it exists (a page's click on a row of a namespace
 deleted since must not make it again)."""
 
-_OPENAPI = Path(__file__).resolve().parent.parent / "openapi.json"
+_OPENAPI = PackagedFile(Path(__file__).resolve().parent.parent / "openapi.json")
 
 _YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml")
 
@@ -53,12 +54,7 @@ async def health(request: web.Request) -> web.Response:
 @routes.get("/_test/openapi.json", name="openapi")
 async def openapi(request: web.Request) -> web.Response:
     """The stub's own API as OpenAPI 3.1, so users' tools can read it (kept in the repo)."""
-    return encoded_response(_openapi_document())
-
-
-@functools.cache
-def _openapi_document() -> bytes:
-    return _OPENAPI.read_bytes()  # on first request: start-up need not read 300 KB
+    return encoded_response(_OPENAPI.data)  # read on first request: start-up skips 300 KB
 
 
 @routes.post("/_test/reset", name="reset")

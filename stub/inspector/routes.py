@@ -17,6 +17,7 @@ from stub.control.journal import entry, in_full, rendered_in_turns
 from stub.faults.modes import FaultMode
 from stub.inspector.view import Cursor, view
 from stub.namespaces import NAMESPACES, Namespaces, base_url, name_of
+from stub.packaged import PackagedFile
 from stub.state import StubState, state_of
 from stub.wire import MAX_WAIT_MS, ApiError, json_response, query_flag, query_int
 
@@ -34,6 +35,7 @@ requests costs a page five answers a second, however fast they come."""
 
 _STATIC = Path(__file__).resolve().parent / "static"
 _ASSETS = {"inspector.js": "text/javascript", "inspector.css": "text/css"}
+_PACKAGED = {name: PackagedFile(_STATIC / name) for name in ("index.html", *_ASSETS)}
 _HEAD = "<!-- svc-stub:head -->"
 _DATA = "<!-- svc-stub:data -->"
 
@@ -140,7 +142,6 @@ def _html(html: str, headers: dict[str, str]) -> web.Response:
     return web.Response(text=html, content_type="text/html", headers=headers)
 
 
-@functools.cache
 def _asset(name: str) -> str:
-    """Read once, on first use: start-up reads none of them."""
-    return (_STATIC / name).read_text(encoding="utf-8")
+    """Read once, on first use: start-up only opens them."""
+    return _PACKAGED[name].text
