@@ -389,6 +389,9 @@ def main(argv: list[str] | None = None) -> None:
 
         conformance(args[1:])
         return
+    if args[:1] == ["check"]:
+        _check(args[1:])
+        return
     if args[:1] in (["record"], ["verify"]):
         from stub.upstream.commands import main as against_the_service
 
@@ -401,6 +404,36 @@ def main(argv: list[str] | None = None) -> None:
     except ConfigError as exc:
         _fail(str(exc))
     sys.exit(code if isinstance(code, int) else 0)
+
+
+CHECK_USAGE = (
+    "usage: svc-stub check FILE_OR_DIR ...\n\n"
+    "Checks fixture files as a start with --fixtures would, without starting a stub (for a\n"
+    "pre-commit hook or a CI step): exit 0 with what they serve, or the start's one line on\n"
+    "stderr and exit 2."
+)
+
+
+def _check(paths: list[str]) -> None:
+    """`svc-stub check FILE ...`: the fixture files loaded and every answer derived, as at
+    start-up, and nothing served."""
+    if paths[:1] in (["-h"], ["--help"]):
+        print(CHECK_USAGE)
+        return
+    if not paths:
+        _fail("check: give the fixture files to check (svc-stub check flags.yaml)")
+    config = StubConfig(fixture_paths=tuple(Path(path) for path in paths))
+    try:
+        fixtures = load_fixtures(config)
+        create_app(config, fixtures)
+    except FixtureError as exc:
+        _fail(str(exc))
+    served = [f"{len(fixtures.flags)} flag{'' if len(fixtures.flags) == 1 else 's'}"]
+    if fixtures.management is not None:
+        served.append("the management plane")
+    if fixtures.keys is not None:
+        served.append("key rules")
+    print(f"svc-stub check: ok, {' and '.join(served)} from {' '.join(paths)}")
 
 
 def _fail(message: str) -> None:

@@ -22,6 +22,7 @@ import stub
 from conftest import SpawnedStub, one_line, run_stub, spawn_stub
 from stub.process import url_of
 
+ROOT = Path(__file__).resolve().parent.parent
 STUB = [sys.executable, "-m", "stub"]
 
 
@@ -428,3 +429,39 @@ class TestAReinstallUnderARunningStub:
             process.wait(timeout=5)
             assert process.stdout is not None
             process.stdout.close()
+
+
+class TestCheck:
+    """`svc-stub check FILE ...`: fixture files checked as a start checks them, nothing served."""
+
+    def test_files_a_start_would_serve_pass_and_say_what_they_serve(self) -> None:
+        done = run_stub("check", str(ROOT / "fixtures" / "default.yaml"))
+        assert (done.returncode, done.stderr) == (0, "")
+        assert (
+            done.stdout
+            == f"svc-stub check: ok, 9 flags from {ROOT / 'fixtures' / 'default.yaml'}\n"
+        )
+
+    def test_a_file_a_start_would_refuse_is_the_starts_own_line_and_exit_2(
+        self, tmp_path: Path
+    ) -> None:
+        bad = tmp_path / "flags.yaml"
+        bad.write_text("flags:\n  banner:\n    type: strin\n    value: 1\n")
+        checked = run_stub("check", str(bad))
+        started = run_stub("--port", "0", "--fixtures", str(bad))
+        assert (checked.returncode, checked.stdout) == (2, "")
+        assert one_line(checked) == one_line(started)
+        assert f"{bad}: flags.banner.type: expected one of" in one_line(checked)
+
+    def test_a_missing_file_and_no_file_are_one_line(self, tmp_path: Path) -> None:
+        assert one_line(run_stub("check", str(tmp_path / "nope.yaml"))) == (
+            f"svc-stub: error: {tmp_path / 'nope.yaml'}: no such file"
+        )
+        assert one_line(run_stub("check")) == (
+            "svc-stub: error: check: give the fixture files to check (svc-stub check flags.yaml)"
+        )
+
+    def test_help_says_what_it_is_for(self) -> None:
+        done = run_stub("check", "--help")
+        assert done.returncode == 0
+        assert done.stdout.startswith("usage: svc-stub check FILE_OR_DIR ...\n")

@@ -736,6 +736,7 @@ RUN_BY: dict[tuple[str, str], str] = {
     ("docs/guides/faults.md", "# Fail the first two evaluations, then succeed"):
         "TestTheFaultRecipes",
     ("docs/reference/fixtures.md", "flags:"): "TestTheFixtureExamples",
+    ("docs/guides/fixtures.md", "svc-stub check fixtures/default.yaml"): "TestTheFixturesGuide",
     ("docs/guides/go.md", "pip install /path/to/svc-stub"):
         "clients/go/examples/docs_test.go",
     ("docs/guides/go.md", "// checkout.go: the application code under test"):
@@ -907,6 +908,17 @@ class TestTheFixtureExamples:
         parse_fixture_document(document, page)
 
 
+class TestTheFixturesGuide:
+    def test_the_check_prints_what_it_shows(self) -> None:
+        (block,) = [b.text for b in blocks() if b.first_line.startswith("svc-stub check ")]
+        command, shown = block.splitlines()
+        done = subprocess.run(
+            [sys.executable, "-m", "stub", *command.split()[1:]],
+            cwd=ROOT, capture_output=True, text=True, timeout=30, check=False,
+        )  # fmt: skip
+        assert (done.returncode, done.stdout) == (0, shown.removeprefix("# ") + "\n")
+
+
 class TestPartialBlocks:
     """Blocks that cannot run here whole, checked as far as they go."""
 
@@ -953,7 +965,7 @@ class TestPartialBlocks:
             words = line.split()
             sub = (
                 words[1]
-                if len(words) > 1 and words[1] in ("record", "verify", "conformance")
+                if len(words) > 1 and words[1] in ("record", "verify", "conformance", "check")
                 else ""
             )
             if not words or words[0] not in ("svc-stub", "python") or line.startswith("python"):
