@@ -530,12 +530,18 @@ class TestStepParsing:
 
 
 REFERENCE = "# The real service as the reference"
+REFERENCE_PAGE = "docs/guides/real-service.md"
+
+
+def page_shell_blocks(page: str) -> list[str]:
+    """A page's ```sh blocks, in order, whatever its headings."""
+    return [block.text for block in blocks() if block.page == page and block.language == "sh"]
 MANAGEMENT_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "management.yaml"
 
 
 class TestTheRealServiceSection:
     def test_record_then_verify_run_as_written_against_a_stand_in(self, tmp_path: Path) -> None:
-        commands, *_ = shell_blocks(REFERENCE)
+        commands, *_ = page_shell_blocks(REFERENCE_PAGE)
         assert f"SVC_STUB_RUNTIME_KEY={SERVICE_RUNTIME_KEY} " in commands  # the stand-in's key
         with real_service("--strict-keys", "--fixtures", str(MANAGEMENT_FIXTURES)) as staging:
             script = "set -eu\n" + "\n".join(
@@ -582,7 +588,7 @@ class TestTheRealServiceSection:
 
 class TestProxySection:
     def test_the_tour_prints_what_the_readme_shows_in_front_of_a_stand_in(self) -> None:
-        *_, tour = shell_blocks(REFERENCE)
+        *_, tour = page_shell_blocks(REFERENCE_PAGE)
         assert f"Bearer {SERVICE_RUNTIME_KEY}'" in tour  # the stand-in's key
         with (
             real_service() as staging,
@@ -733,8 +739,7 @@ RUN_BY: dict[tuple[str, str], str] = {
         "TestPartialBlocks.test_workflows",
     ("docs/guides/client-libraries.md", "npm install --prefix adapters"):
         "tests/test_conformance_node.py",
-    ("docs/guides/faults.md", "# Fail the first two evaluations, then succeed"):
-        "TestTheFaultRecipes",
+    ("docs/guides/faults.md", "S=http://127.0.0.1:3901"): "TestTheFaultRecipes",
     ("docs/reference/fixtures.md", "flags:"): "TestTheFixtureExamples",
     ("docs/guides/fixtures.md", "svc-stub check fixtures/default.yaml"): "TestTheFixturesGuide",
     ("docs/guides/go.md", "pip install /path/to/svc-stub"):
@@ -883,7 +888,7 @@ class TestTheCiGuide:
 class TestTheFaultRecipes:
     def test_each_recipe_arms_what_it_says(self, fresh_stub: SpawnedStub) -> None:
         fresh_stub.post("/_test/reset")
-        (block,) = shell_blocks("### Recipes")
+        (block,) = shell_blocks("## Recipes")
         run(block, fresh_stub.url)
         armed = fresh_stub.get("/_test/fault")["armed"]
         assert [fault.get("mode") for fault in armed] == ["500", None, "500", "delay"]
