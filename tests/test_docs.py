@@ -536,6 +536,8 @@ REFERENCE_PAGE = "docs/guides/real-service.md"
 def page_shell_blocks(page: str) -> list[str]:
     """A page's ```sh blocks, in order, whatever its headings."""
     return [block.text for block in blocks() if block.page == page and block.language == "sh"]
+
+
 MANAGEMENT_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "management.yaml"
 
 

@@ -211,6 +211,19 @@ class TestLive:
         )
         expect(page.locator("#faults tbody tr")).to_have_count(1)
 
+    def test_the_form_starts_with_a_mode_and_a_fault_shows_only_what_its_mode_uses(
+        self, inspector: Inspector
+    ) -> None:
+        page = inspector.open()
+        tab(page, "faults")
+        expect(page.locator("#arm-mode")).to_have_value("500")
+        page.click("#arm button[type=submit]")  # nothing chosen: the mode shown is the one armed
+        expect(page.locator("#arm-result")).to_have_text("armed #1")
+        inspector.control.arm("429", apply_to="capture")
+        inspector.control.arm("delay", apply_to="register", delay_ms=50)
+        described = page.locator("#faults tbody tr td:nth-child(3)")
+        expect(described).to_have_text(["500", "429 (retryAfter 1)", "delay (delayMs 50)"])
+
     def test_what_clients_recorded_is_shown_decoded(
         self, inspector: Inspector, open_fireweave: OpenFireweave
     ) -> None:

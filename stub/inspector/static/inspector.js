@@ -359,12 +359,22 @@ function drawFaults() {
     h("td", {}, f.probability === null ? "" : `${f.probability} (seed ${f.seed})`),
     h("td", {}, page.live ? h("button", { type: "button", class: "disarm", onclick: () => disarm(f.id) }, "Disarm") : null))));
   fillSelect($("arm-mode"), page.state.faultModes || []);
+  if (!$("arm-mode").value) $("arm-mode").value = "500"; // a mode chosen, never an empty one
   $("count-faults").textContent = faults.length || "";
 }
 
+// The parameters each mode uses: an armed fault lists every one resolved, but a 500 shown as
+// "500 (delayMs 10000, retryAfter 1)" reads as a delayed 500.
+const USES_DELAY = new Set(["delay", "slow_body"]);
+
 function describeStep(step) {
-  const extra = ["status", "delayMs", "retryAfter"].filter((k) => step[k] !== undefined && step[k] !== null)
-    .map((k) => `${k} ${step[k]}`);
+  const retries = step.mode === "429" || (step.mode === "status" && [429, 503].includes(step.status));
+  const used = [
+    ["status", step.status !== undefined && step.status !== null],
+    ["delayMs", USES_DELAY.has(step.mode)],
+    ["retryAfter", retries],
+  ].filter(([name, uses]) => uses && step[name] !== undefined && step[name] !== null);
+  const extra = used.map(([name]) => `${name} ${step[name]}`);
   return extra.length ? `${step.mode} (${extra.join(", ")})` : step.mode;
 }
 
@@ -378,6 +388,10 @@ async function disarm(id) {
 
 async function arm(event) {
   event.preventDefault();
+  if (!$("arm-mode").value) {
+    $("arm-result").textContent = "choose a mode";
+    return;
+  }
   const document_ = { mode: $("arm-mode").value };
   const applyTo = $("arm-applyTo").value.split(",").map((s) => s.trim()).filter(Boolean);
   if (applyTo.length) document_.applyTo = applyTo.length === 1 ? applyTo[0] : applyTo;
