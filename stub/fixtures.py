@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import orjson
 
@@ -34,6 +34,9 @@ from stub.validation import (
     optional_json_object,
     or_empty,
 )
+
+if TYPE_CHECKING:
+    import yaml
 
 __all__ = [
     "FIXTURE_SUFFIXES",
@@ -262,7 +265,7 @@ def parse_yaml(text: str, source: str) -> object:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise FixtureError(f"{source}: invalid YAML{where}: {exc.problem}") from None
+        raise FixtureError(f"{source}: invalid YAML{where}: {exc.problem}{_hint(exc)}") from None
     except yaml.YAMLError as exc:
         raise FixtureError(f"{source}: invalid YAML: {exc}") from None
     except RecursionError:
@@ -271,6 +274,26 @@ def parse_yaml(text: str, source: str) -> object:
         raise FixtureError(f"{source}: invalid YAML: {exc}") from None
     check_document_size(document, source, len(text))  # before anything expands its aliases
     return document
+
+
+_YAML_HINTS = (
+    (
+        "expected <block end>, but found '<block",
+        "usually a line indented differently from the lines beside it",
+    ),
+    ("mapping values are not allowed", "usually a key indented under a value, or ': ' in a value"),
+    ("found character '\\t'", "YAML indents with spaces, never tabs"),
+    ("could not find expected ':'", "usually a key without ': ' after it, or a quote left open"),
+)
+"""What PyYAML's problems usually mean in a fixture file, in the words of someone editing one."""
+
+
+def _hint(error: yaml.MarkedYAMLError) -> str:
+    problem = error.problem or ""
+    for start, meaning in _YAML_HINTS:
+        if problem.startswith(start):
+            return f" ({meaning})"
+    return ""
 
 
 def _load_yaml(text: str) -> object:

@@ -545,7 +545,8 @@ class TestYamlSyntaxErrors:
             pytest.param(
                 "flags:\n  a: b\n c: d\n",
                 "x.yaml: invalid YAML at line 3, column 2: expected <block end>, "
-                "but found '<block mapping start>'",
+                "but found '<block mapping start>' (usually a line indented differently from "
+                "the lines beside it)",
                 id="bad-indent",
             ),
             pytest.param(
@@ -556,8 +557,15 @@ class TestYamlSyntaxErrors:
             pytest.param(
                 "\tflags: {}\n",
                 "x.yaml: invalid YAML at line 1, column 1: "
-                "found character '\\t' that cannot start any token",
+                "found character '\\t' that cannot start any token (YAML indents with spaces, "
+                "never tabs)",
                 id="tab",
+            ),
+            pytest.param(
+                "flags:\n  a:\n    type: string\n     value: x\n",
+                "x.yaml: invalid YAML at line 4, column 11: mapping values are not allowed here "
+                "(usually a key indented under a value, or ': ' in a value)",
+                id="key-under-a-value",
             ),
             pytest.param(
                 "x: *nope\n",
