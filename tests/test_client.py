@@ -767,6 +767,23 @@ class TestFixtures:
             "but found '<stream end>'",
         )
 
+    def test_a_bad_file_is_named_in_the_refusal(self, stub: StubClient, tmp_path: Path) -> None:
+        """The stub saw a body; the client knows the file it read it from."""
+        path = tmp_path / "flags.yaml"
+        path.write_text("flags:\n  banner-text:\n    type: string\n    valeu: x\n")
+        with pytest.raises(StubError) as caught:
+            stub.set_fixtures(path)
+        assert caught.value.message.startswith(f"{path}: flags.banner-text.valeu: unknown key")
+
+    async def test_async_a_bad_file_is_named_in_the_refusal(
+        self, astub: AsyncStubClient, tmp_path: Path
+    ) -> None:
+        path = tmp_path / "acme.yaml"
+        path.write_text("orgs:\n  org_acme:\n    keyz: []\n")
+        with pytest.raises(StubError) as caught:
+            await astub.seed_management(path)
+        assert caught.value.message.startswith(f"{path}: ")
+
     def test_set_vendor_flags_serves_the_vendor_body_and_derives_flags(
         self, live_stub: SpawnedStub, stub: StubClient
     ) -> None:

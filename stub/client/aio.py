@@ -237,5 +237,5 @@ class AsyncStubClient(Control):
         except (aiohttp.ClientConnectionError, TimeoutError) as exc:
             raise StubUnreachable(self.base_url, str(exc) or type(exc).__name__) from None
         if answer.status >= 400:
-            raise stub_error(answer.status, raw)
+            raise stub_error(answer.status, raw, call.source)
         return call.read(call.decoded(raw))

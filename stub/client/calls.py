@@ -52,6 +52,8 @@ class Call(Generic[T]):
     """Sent in the client's namespace; False: to the stub itself (the namespace registry)."""
     text: bool = False
     """The answer is read as text (a page), not JSON."""
+    source: Path | None = None
+    """The file the body was read from: a refusal names it instead of `body`."""
 
     def decoded(self, raw: bytes) -> Any:
         return raw.decode("utf-8") if self.text else json.loads(raw)
@@ -207,7 +209,8 @@ def _document_call(
     if isinstance(document, Mapping):
         return _json_call("POST", path, read, dict(document), query)
     text = document.read_text(encoding="utf-8") if isinstance(document, Path) else document
-    return Call("POST", path, read, dict(query or {}), text.encode(), _YAML)
+    source = document if isinstance(document, Path) else None
+    return Call("POST", path, read, dict(query or {}), text.encode(), _YAML, source=source)
 
 
 def _flag_keys(body: Json) -> list[str]:
@@ -458,9 +461,14 @@ def wait_of(call: Call[Any]) -> float:
     return int(call.query.get("waitMs", "0")) / 1000
 
 
-def stub_error(status: int, raw: bytes) -> StubError:
+def stub_error(status: int, raw: bytes, source: Path | None = None) -> StubError:
+    """The stub's refusal; of a body read from a file, in that file's name (the stub saw only
+    a body)."""
     try:
         body = json.loads(raw)
-        return StubError(status, body.get("error", "ERROR"), body.get("message", ""))
+        message = body.get("message", "")
+        if source is not None and message.startswith("body: "):
+            message = f"{source}: {message.removeprefix('body: ')}"
+        return StubError(status, body.get("error", "ERROR"), message)
     except (ValueError, AttributeError):
         return StubError(status, "ERROR", raw.decode(errors="replace")[:200])

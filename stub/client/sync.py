@@ -231,7 +231,7 @@ class StubClient(Control):
                 return call.read(call.decoded(answer.read()))
         except urllib.error.HTTPError as exc:
             with exc:
-                raise stub_error(exc.code, exc.read()) from None
+                raise stub_error(exc.code, exc.read(), call.source) from None
         except urllib.error.URLError as exc:
             raise StubUnreachable(self.base_url, str(exc.reason)) from None
         except (TimeoutError, ConnectionError) as exc:  # once connected: silent, or cut off
