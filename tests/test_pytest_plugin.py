@@ -474,6 +474,53 @@ class TestMistakes:
         ]
         assert not [line for line in said if "stub/client" in line], result.stdout.str()
 
+    def test_a_failed_assertion_is_the_tests_line_and_its_message(
+        self, pytester: pytest.Pytester
+    ) -> None:
+        write_tests(
+            pytester,
+            """
+            def test_exposed(svc_stub):
+                svc_stub.assert_exposure("checkout-v2", "user-2")
+            """,
+        )
+        result = run(pytester)
+        result.assert_outcomes(failed=1)
+        errors = [
+            line.split(maxsplit=1)[1] for line in result.stdout.lines if line.startswith("E ")
+        ]
+        assert errors == [
+            "stub.client.models.StubAssertionError: no exposure with flagKey='checkout-v2', "
+            "targetingKey='user-2'; exposures recorded:",
+            "(none)",
+        ]
+        assert not [line for line in result.stdout.lines if "stub/client" in line]
+
+    def test_a_markers_fixture_file_refused_is_one_line_naming_the_file(
+        self, pytester: pytest.Pytester
+    ) -> None:
+        pytester.path.joinpath("banner.yaml").write_text(
+            "flags:\n  banner-text:\n    type: string\n    valeu: x\n"
+        )
+        write_tests(
+            pytester,
+            """
+            @pytest.mark.svc_stub(fixtures="banner.yaml")
+            def test_marked(svc_stub):
+                pass
+            """,
+        )
+        result = run(pytester)
+        result.assert_outcomes(errors=1)
+        said = result.stdout.str()
+        expected = (
+            f"@pytest.mark.svc_stub(fixtures=...): {pytester.path / 'banner.yaml'}: "
+            "flags.banner-text.valeu: unknown key"
+        )
+        assert expected in said, said
+        assert "pytest_plugin.py" not in said, said
+        assert "During handling" not in said, said
+
     def test_anything_else_raised_inside_the_client_keeps_its_frames(
         self, pytester: pytest.Pytester
     ) -> None:

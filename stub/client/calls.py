@@ -26,6 +26,7 @@ from stub.client.models import (
     RecordedRequest,
     RequestInFull,
     ServedFixtures,
+    StubAssertionError,
     StubError,
     WaitTimeout,
     hidden_in_failures,
@@ -356,7 +357,7 @@ def find_exposure(
     if variant is not None:
         wanted += f", variant={variant!r}"
     shown = json.dumps(recorded.exposures, indent=2) if recorded.exposures else "(none)"
-    raise AssertionError(f"no exposure with {wanted}; exposures recorded:\n{shown}")
+    raise StubAssertionError(f"no exposure with {wanted}; exposures recorded:\n{shown}")
 
 
 def no_warnings(requests: list[RecordedRequest]) -> None:
@@ -364,13 +365,13 @@ def no_warnings(requests: list[RecordedRequest]) -> None:
     if warned:
         lines = "\n".join(f"  #{r.seq} {r.method} {r.path}: {r.warning}" for r in warned)
         count = f"{len(warned)} request{'s' if len(warned) > 1 else ''}"
-        raise AssertionError(f"{count} used a key where the service refuses it:\n{lines}")
+        raise StubAssertionError(f"{count} used a key where the service refuses it:\n{lines}")
 
 
 def no_request(requests: list[RecordedRequest], route: str) -> None:
     if requests:
         lines = "\n".join(f"  #{r.seq} {r.method} {r.path} -> {r.status}" for r in requests)
-        raise AssertionError(
+        raise StubAssertionError(
             f"expected no request to route {route!r}, got {len(requests)}:\n{lines}"
         )
 
@@ -404,7 +405,7 @@ def no_early_retry(requests: list[RecordedRequest], route: str) -> None:
     early = early_retries(requests)
     if early:
         lines = "\n".join(f"  {line}" for line in early)
-        raise AssertionError(f"retried {route!r} before Retry-After allowed:\n{lines}")
+        raise StubAssertionError(f"retried {route!r} before Retry-After allowed:\n{lines}")
 
 
 NAMESPACE_PREFIX = "/ns/"

@@ -48,11 +48,17 @@ class WaitTimeout(AssertionError):
     """A wait ran out; the message shows what was recorded instead."""
 
 
+class StubAssertionError(AssertionError):
+    """An assertion of the control client failed (`assert_exposure`, `assert_no_request`,
+    ...): the message lists what was recorded instead."""
+
+
 def hidden_in_failures(failure: Any) -> bool:
-    """pytest's `__tracebackhide__` for the client's modules: a refused call or a wait that
-    ran out is reported as the test's line and one `E` line (its message), not the client's
-    frames; any other exception there (a bug) keeps them. `failure` is pytest's ExceptionInfo."""
-    hidden = (StubError, StubUnreachable, WaitTimeout)
+    """pytest's `__tracebackhide__` for the client's modules: a refused call, a wait that ran
+    out or a failed assertion is reported as the test's line and its message, not the
+    client's frames; any other exception there (a bug) keeps them. `failure` is pytest's
+    ExceptionInfo."""
+    hidden = (StubError, StubUnreachable, WaitTimeout, StubAssertionError)
     return failure is not None and bool(failure.errisinstance(hidden))
 
 

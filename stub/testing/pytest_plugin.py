@@ -216,7 +216,10 @@ else:
         try:
             if marker is not None and "fixtures" in marker.kwargs:  # keys: it is all its own
                 for call in _fixture_calls(marker.kwargs["fixtures"], request.path.parent):
-                    await client.set_fixtures(call[0], merge=call[1])
+                    try:
+                        await client.set_fixtures(call[0], merge=call[1])
+                    except StubError as exc:
+                        raise _refused_marker(exc) from None
             yield client
         finally:
             await client.close()
@@ -243,7 +246,16 @@ def _serve(
     client: StubClient, spec: FixtureSpec | Sequence[FixtureSpec] | None, here: Path
 ) -> None:
     for document, merge in _fixture_calls(spec, here):
-        client.set_fixtures(document, merge=merge)
+        try:
+            client.set_fixtures(document, merge=merge)
+        except StubError as exc:
+            raise _refused_marker(exc) from None
+
+
+def _refused_marker(refused: StubError) -> BaseException:
+    """The marker's fixtures refused: one line, the file and what is wrong in it."""
+    message = f"@pytest.mark.{MARKER}(fixtures=...): {refused.message}"
+    return pytest.fail.Exception(message, pytrace=False)
 
 
 def _fixture_calls(
