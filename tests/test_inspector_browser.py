@@ -99,6 +99,7 @@ class TestLive:
     ) -> None:
         page = inspector.open()
         expect(page.locator(ROWS)).to_have_count(0)
+        expect(page.locator("#journal-note")).to_contain_text("no requests yet")
         _, _, client = open_fireweave(inspector.url, "fw-key", 2000)
         inspector.control.arm("500", apply_to="evaluate", ttl_requests=1)
 
@@ -112,6 +113,7 @@ class TestLive:
         expect(rows.nth(1).locator("td").nth(4)).to_have_text("500")
         expect(rows.nth(1).locator("td").nth(6)).to_have_text("500 (armed #1)")
         expect(rows.nth(1).locator("td").nth(3)).to_have_text("evaluate")
+        expect(page.locator("#journal-note")).not_to_contain_text("no requests yet")
 
     def test_filters_keep_what_they_name(
         self, inspector: Inspector, open_fireweave: OpenFireweave

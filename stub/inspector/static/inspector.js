@@ -201,6 +201,7 @@ function drawRequests() {
   body.replaceChildren(...shown.slice(0, MAX_ROWS_DRAWN).map(requestRow));
   const journal = page.state.journal;
   const notes = [];
+  if (page.requests.length === 0) notes.push("no requests yet: point a client at this namespace's URL, and they appear here as they arrive");
   if (shown.length > MAX_ROWS_DRAWN) notes.push(`${shown.length - MAX_ROWS_DRAWN} more match: narrow the filters`);
   if (shown.length !== page.requests.length) notes.push(`${shown.length} of ${page.requests.length} match`);
   if (journal && journal.dropped) notes.push(`the journal dropped ${journal.dropped} older requests`);
