@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from conftest import SERVICE_RUNTIME_KEY, SpawnedStub, free_port, real_service, spawn_stub
-from stub.process import url_of
+from stub.process import StubProcess, url_of
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -295,6 +295,16 @@ class TestTheTour:
         assert '{"ok":true}' in done.stdout  # it waited for the stub before going on
         with pytest.raises(ConnectionRefusedError):
             socket.create_connection(("127.0.0.1", int(port)), timeout=2).close()
+
+    def test_under_a_taken_port_the_ready_check_says_why_and_goes_on(self) -> None:
+        """Another svc-stub holds the port: the tour's own stub stops, and its ready check
+        says why rather than taking the other one's answer for its own, or looping."""
+        (block,) = shell_blocks("## A tour with curl")
+        port = str(free_port())
+        first_steps = block.replace("3902", port).split("# Evaluate one flag")[0]
+        with StubProcess.start(["--port", port]):
+            done = bash("set -e\n" + first_steps, timeout=30)
+        assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in done.stdout
 
 
 def bash(script: str, cwd: Path = ROOT, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -703,7 +713,7 @@ RUN_BY: dict[tuple[str, str], str] = {
     ("README.md", "S=http://127.0.0.1:3901"): "TestTheReadmesThirtySeconds",
     ("docs/about/architecture.md", "pyproject.toml"): "TestPartialBlocks.test_the_tree",
     ("docs/about/development.md", ".venv-test/bin/pytest"): "TestPartialBlocks (.ci/run)",
-    ("docs/getting-started.md", "svc-stub --port 3902 &"): "TestTheTour",
+    ("docs/getting-started.md", "L=$(mktemp)"): "TestTheTour",
     ("docs/getting-started.md", "from fireweave import EvaluationContext, FireweaveClient, "
      "FireweaveRemoteAdapter, FireweaveRuntime"): "TestWithThePythonClientSection",
     ("docs/guides/browser.md", "S=http://127.0.0.1:3901"):
@@ -721,7 +731,7 @@ RUN_BY: dict[tuple[str, str], str] = {
         "tests/test_cors_browser.py",
     ("docs/guides/browser.md", "# compose.yaml (the parts that matter)"):
         "TestTheBrowserGuide.test_the_compose_setup_reaches_the_control_plane_by_its_service_name",
-    ("docs/guides/ci.md", "svc-stub --port 3901 &"): "TestTheCiGuide",
+    ("docs/guides/ci.md", "svc-stub --port 3901 > svc-stub.log 2>&1 &"): "TestTheCiGuide",
     ("docs/guides/ci.md", "# .github/workflows/tests.yml"): "TestPartialBlocks.test_workflows",
     ("docs/guides/inspector.md", "S=http://127.0.0.1:3901"): "TestTheInspectorGuide",
     ("docs/guides/inspector.md", "pytest --svc-stub-journal journals"):
@@ -885,6 +895,17 @@ class TestTheCiGuide:
         for step, output in checked:
             assert matches(output, step.expected), f"{step.script}\nprinted {output}"
         assert '{"decisions":[{"flagKey":"dark-mode"' in said  # untouched by the suite's fault
+
+    def test_under_a_taken_port_the_job_fails_with_the_stubs_own_line(self, tmp_path: Path) -> None:
+        (block,) = [
+            b.text for b in blocks() if b.page == "docs/guides/ci.md" and b.language == "sh"
+        ]
+        port = str(free_port())
+        first_steps = block.replace("3901", port).split("# A suite in any language")[0]
+        with StubProcess.start(["--port", port]):
+            done = bash(first_steps, cwd=tmp_path, timeout=30)
+        assert done.returncode == 1
+        assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in done.stdout
 
 
 class TestTheFaultRecipes:
