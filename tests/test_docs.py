@@ -598,6 +598,49 @@ class TestTheRealServiceSection:
             assert variable == "STAGING_URL" or variable in helped, variable
 
 
+class TestOnYourMachineFirst:
+    def test_the_walkthrough_prints_what_it_shows(self, tmp_path: Path) -> None:
+        """Record, verify and proxy mode against a second svc-stub, as written (on free
+        ports): each output shown (its lines joined, `...` standing for anything) is printed,
+        in order, and both stubs are gone after."""
+        (block,) = [
+            text
+            for text in page_shell_blocks(REFERENCE_PAGE)
+            if text.startswith("# A stand-in for your staging service")
+        ]
+        service, proxy = str(free_port()), str(free_port())
+        script = block.replace("3903", service).replace("3902", proxy)
+        done = bash(script, cwd=tmp_path, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        printed = done.stdout.splitlines()
+        assert len(_shown_outputs(script)) == 4
+        for shown in _shown_outputs(script):
+            pattern = ".*".join(re.escape(part) for part in shown.split("..."))
+            assert any(re.fullmatch(pattern, line) for line in printed), (shown, printed)
+        for port in (service, proxy):
+            with pytest.raises(ConnectionRefusedError):
+                socket.create_connection(("127.0.0.1", int(port)), timeout=2).close()
+
+
+def _shown_outputs(block: str) -> list[str]:
+    """What a block shows under its commands: each run of `# ` lines after a command line,
+    joined (a continued line starts `#   `)."""
+    shown: list[str] = []
+    after_command = False
+    for line in block.splitlines():
+        if line.startswith("# ") and after_command:
+            text = line[2:]
+            if text.startswith("  ") and shown:
+                shown[-1] += text.strip()
+            else:
+                shown.append(text)
+        else:
+            after_command = bool(line) and not line.startswith("#")
+            if line.startswith("# ") and not after_command:
+                continue
+    return shown
+
+
 class TestProxySection:
     def test_the_tour_prints_what_the_readme_shows_in_front_of_a_stand_in(self) -> None:
         *_, tour = page_shell_blocks(REFERENCE_PAGE)
@@ -846,6 +889,8 @@ RUN_BY: dict[tuple[str, str], str] = {
     ("docs/guides/real-service.md", "# .github/workflows/stub-drift.yml"):
         "TestTheRealServiceSection",
     ("docs/guides/real-service.md", "S=http://127.0.0.1:3902"): "TestProxySection",
+    ("docs/guides/real-service.md", "# A stand-in for your staging service: a second svc-stub "
+     "that takes only its own key, strictly"): "TestOnYourMachineFirst",
     ("docs/reference/cli.md", "svc-stub [--host 127.0.0.1] [--port 3901] [--fixtures PATH ...] "
      "[--watch] [--api-key KEY ...]"): "TestPartialBlocks.test_the_synopsis",
     ("docs/reference/control-plane.md", "import pytest"): "TestTheJournalExample",
