@@ -1072,6 +1072,26 @@ class TestTheSite:
         assert "/_test/namespaces" in api  # from stub/openapi.json
         environment = (tmp_path / "site" / "reference" / "environment" / "index.html").read_text()
         assert "SVC_STUB_RUNTIME_KEY" in environment
+        self._no_code_block_scrolls_sideways(tmp_path / "site")
+
+    @staticmethod
+    def _no_code_block_scrolls_sideways(site: Path) -> None:
+        """At 1280 px, as a newcomer reads the site, no code block of the pages with the
+        longest command lines is wider than the page (they wrap instead)."""
+        from browsers import CHROMIUM, chromium
+
+        if CHROMIUM is None:
+            return  # CI installs Chromium; without one the build is still checked
+        pages = ("getting-started", "guides/real-service", "guides/management", "guides/go")
+        with chromium() as browser:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            for name in pages:
+                page.goto((site / name / "index.html").as_uri())
+                wider = page.evaluate(
+                    "() => [...document.querySelectorAll('pre > code')]"
+                    ".filter((c) => c.scrollWidth > c.clientWidth + 1).length"
+                )
+                assert wider == 0, f"{name}: {wider} code blocks scroll sideways"
 
 
 def _package_listing(tree: str) -> Iterator[str]:
