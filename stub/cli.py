@@ -298,9 +298,15 @@ def command(
     _allow_many_connections()
 
     def ready(port: int) -> None:
-        print(ready_line(_url(config.host, port)), flush=True)
+        url = _url(config.host, port)
+        # One write: a parent that reads the ready line and closes the pipe loses the rest
+        # unread, and the stub never meets the closed pipe.
+        said = [ready_line(url), f"svc-stub inspector: {url}/_test/ui"]
+        if config.upstream is not None:
+            said.append(f"svc-stub forwarding to: {config.upstream.shown}")
         if generated_token:
-            print(f"svc-stub control token: {config.control_token}", flush=True)
+            said.append(f"svc-stub control token: {config.control_token}")
+        print("\n".join(said), flush=True)
 
     # An access log halves throughput, so it exists only at debug level.
     access_log = logging.getLogger("stub.access") if config.log_level == "debug" else None

@@ -465,3 +465,27 @@ class TestCheck:
         done = run_stub("check", "--help")
         assert done.returncode == 0
         assert done.stdout.startswith("usage: svc-stub check FILE_OR_DIR ...\n")
+
+
+class TestTheLinesAfterTheReadyLine:
+    def test_they_name_the_inspector_and_in_proxy_mode_the_upstream(self) -> None:
+        """For a person at a terminal; a parent reads the first line only."""
+        process = subprocess.Popen(
+            [*STUB, "--port", "0", "--upstream", "http://127.0.0.1:9"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        try:
+            assert process.stdout is not None
+            url = url_of(process.stdout.readline())
+            assert url is not None
+            assert process.stdout.readline() == f"svc-stub inspector: {url}/_test/ui\n"
+            assert process.stdout.readline() == "svc-stub forwarding to: http://127.0.0.1:9\n"
+            with urllib.request.urlopen(url + "/_test/ui", timeout=5) as answer:
+                assert answer.status == 200
+        finally:
+            process.terminate()
+            process.wait(timeout=5)
+            assert process.stdout is not None
+            process.stdout.close()

@@ -502,8 +502,9 @@ class TestSecurityDefaults:
             cli_module.command, ["--host", "0.0.0.0", "--allow-non-loopback"]
         )
         assert result.exit_code == 0, result.output
-        ready, token_line = result.output.splitlines()
+        ready, inspector, token_line = result.output.splitlines()
         assert ready == "svc-stub listening on http://0.0.0.0:4321"
+        assert inspector == "svc-stub inspector: http://0.0.0.0:4321/_test/ui"
         token = token_line.removeprefix("svc-stub control token: ")
         assert len(token) >= 32
         assert served["app"][NAMESPACES].config.control_token == token
