@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
 import resource
 import sys
 from collections.abc import Callable
@@ -306,7 +307,11 @@ def command(
             said.append(f"svc-stub forwarding to: {config.upstream.shown}")
         if generated_token:
             said.append(f"svc-stub control token: {config.control_token}")
-        print("\n".join(said), flush=True)
+        try:
+            sys.stdout.write("".join(f"{line}\n" for line in said))  # one write, unbuffered too
+            sys.stdout.flush()
+        except BrokenPipeError:  # the parent read its line and left: nothing more to say
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (the process's own, to its end)
 
     # An access log halves throughput, so it exists only at debug level.
     access_log = logging.getLogger("stub.access") if config.log_level == "debug" else None

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import stub
-from conftest import SpawnedStub, one_line, run_stub, spawn_stub
+from conftest import SpawnedStub, free_port, one_line, run_stub, spawn_stub
 from stub.process import url_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -489,3 +489,34 @@ class TestTheLinesAfterTheReadyLine:
             process.wait(timeout=5)
             assert process.stdout is not None
             process.stdout.close()
+
+    def test_a_parent_that_has_closed_the_pipe_leaves_a_stub_serving(self) -> None:
+        """A parent may read the ready line and close stdout before the stub is done writing
+        (the pytest plugin's launcher does): a closed pipe never stops the stub. Here it is
+        closed before the stub writes at all, so every write of it meets the closed pipe."""
+        port = free_port()
+        read_end, write_end = os.pipe()
+        os.close(read_end)
+        process = subprocess.Popen(
+            [*STUB, "--port", str(port)],
+            stdout=write_end,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        os.close(write_end)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 10
+            while process.poll() is None and time.monotonic() < deadline:
+                try:
+                    with urllib.request.urlopen(url + "/health", timeout=1) as answer:
+                        assert answer.status == 200
+                        break
+                except OSError:
+                    time.sleep(0.05)
+            assert process.poll() is None, "the stub stopped on its closed stdout"
+            time.sleep(0.3)
+            assert process.poll() is None
+        finally:
+            process.terminate()
+            process.wait(timeout=5)
