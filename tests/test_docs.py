@@ -319,10 +319,10 @@ def bash(script: str, cwd: Path = ROOT, timeout: float = 60) -> subprocess.Compl
     )
 
 
-def run_as_a_script(block: str) -> tuple[list[tuple[Step, Any]], str]:
-    """The whole block as one bash script, as a user pastes it; each step that shows JSON
-    with what it printed, and all it printed."""
-    done = bash(_with_separators(block))
+def run_as_a_script(block: str, cwd: Path = ROOT) -> tuple[list[tuple[Step, Any]], str]:
+    """The whole block as one bash script, as a user pastes it (in `cwd`, where it may write
+    its files); each step that shows JSON with what it printed, and all it printed."""
+    done = bash(_with_separators(block), cwd=cwd)
     assert done.returncode == 0, done.stderr
     said = "\n".join(  # a background stub's ready line lands wherever it lands
         line for line in done.stdout.splitlines() if url_of(line) is None
@@ -940,11 +940,12 @@ class TestTheReadmesThirtySeconds:
 
 
 class TestTheCiGuide:
-    def test_the_job_script_runs_as_written_on_a_free_port(self) -> None:
+    def test_the_job_script_runs_as_written_on_a_free_port(self, tmp_path: Path) -> None:
         (block,) = [
             b.text for b in blocks() if b.page == "docs/guides/ci.md" and b.language == "sh"
         ]
-        checked, said = run_as_a_script(block.replace("3901", str(free_port())))
+        checked, said = run_as_a_script(block.replace("3901", str(free_port())), cwd=tmp_path)
+        assert (tmp_path / "svc-stub.log").is_file()  # its log, where the job runs
         assert len(checked) == 3
         for step, output in checked:
             assert matches(output, step.expected), f"{step.script}\nprinted {output}"
