@@ -8,11 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -230,7 +228,7 @@ func TestNewFailsTheTestInOneLineWithoutAStub(t *testing.T) {
 			path = append(path, directory)
 		}
 	}
-	output, err := runGoTest(t, map[string]string{
+	output, err := GoTest(t, ".", map[string]string{
 		"SVCSTUB_CHILD": "no-stub", BinVariable: "/nonexistent/svc-stub", URLVariable: "",
 		"PATH": strings.Join(path, string(filepath.ListSeparator)),
 	}, "-run", "^TestChildNewWithoutAStub$", "-v", ".")
@@ -246,44 +244,6 @@ func TestNewFailsTheTestInOneLineWithoutAStub(t *testing.T) {
 	if err == nil || !strings.Contains(output, want) {
 		t.Errorf("the child test (%v) printed:\n%s\nwant in it:\n%s", err, output, want)
 	}
-}
-
-// runGoTest runs `go test -count=1 args...` in the package's directory as this test binary was
-// built (-race if it was), with env's variables set ("" unsets one); its output, and how it ended.
-func runGoTest(t *testing.T, env map[string]string, args ...string) (string, error) {
-	t.Helper()
-	goCommand, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go command to run a child test: %v", err)
-	}
-	flags := []string{"test", "-count=1"}
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, setting := range info.Settings {
-			if setting.Key == "-race" && setting.Value == "true" {
-				flags = append(flags, "-race") // the parent's build cache serves the child
-			}
-		}
-	}
-	var environment []string
-	for _, variable := range os.Environ() {
-		if _, replaced := env[strings.SplitN(variable, "=", 2)[0]]; !replaced {
-			environment = append(environment, variable)
-		}
-	}
-	for name, value := range env {
-		if value != "" {
-			environment = append(environment, name+"="+value)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	command := exec.CommandContext(ctx, goCommand, append(flags, args...)...)
-	command.Env = environment
-	output, err := command.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("go test %s did not end within 60s:\n%s", strings.Join(args, " "), output)
-	}
-	return string(output), err
 }
 
 func readFile(t *testing.T, path string) string {

@@ -11,11 +11,9 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -256,7 +254,7 @@ func TestFailingAssertionsReadWell(t *testing.T) {
 		t.Fatal(err)
 	}
 	journals := t.TempDir()
-	output, err := goTest(t, ".", map[string]string{
+	output, err := svcstub.GoTest(t, ".", map[string]string{
 		childVariable: "journal", svcstub.URLVariable: stubURL, svcstub.JournalVariable: journals,
 	}, "-run", "^TestChildFailingAssertions$", "-v", ".")
 	if err == nil || !strings.Contains(output, "--- FAIL: TestChildFailingAssertions") {
@@ -403,52 +401,6 @@ func TestSeedManagementServesTheManagementPlane(t *testing.T) {
 	if answer, err := sendAsClient(stub.BaseURL, "/v1/projects", "Bearer svc_org_acme_admin", nil); err != nil || answer.status != 401 {
 		t.Errorf("the default namespace: %d %s %v, want 401", answer.status, answer.raw, err)
 	}
-}
-
-// -- running a child `go test` ------------------------------------------------------------------
-
-// goTest runs `go test -count=1 args...` in dir as this test binary was built (-race if it
-// was), with env's variables set ("" unsets one); its output, and how it ended.
-func goTest(t *testing.T, dir string, env map[string]string, args ...string) (string, error) {
-	t.Helper()
-	goCommand, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go command to run a child test: %v", err)
-	}
-	flags := []string{"test", "-count=1"}
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, setting := range info.Settings {
-			if setting.Key == "-race" && setting.Value == "true" {
-				flags = append(flags, "-race") // the parent's build cache serves the child
-			}
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	command := exec.CommandContext(ctx, goCommand, append(flags, args...)...)
-	command.Dir = dir
-	command.Env = environment(env)
-	output, err := command.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("go test %s did not end within 60s:\n%s", strings.Join(args, " "), output)
-	}
-	return string(output), err
-}
-
-// environment is this process's environment with env's variables set ("" unsets one).
-func environment(env map[string]string) []string {
-	var kept []string
-	for _, variable := range os.Environ() {
-		if _, replaced := env[strings.SplitN(variable, "=", 2)[0]]; !replaced {
-			kept = append(kept, variable)
-		}
-	}
-	for name, value := range env {
-		if value != "" {
-			kept = append(kept, name+"="+value)
-		}
-	}
-	return kept
 }
 
 // lineOf is the number of the one line of file that starts with code.

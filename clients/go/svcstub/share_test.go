@@ -19,7 +19,7 @@ func TestPackagesOfOneRunShareOneStub(t *testing.T) {
 	}
 	t.Parallel()
 	shared := t.TempDir()
-	output, err := goTest(t, "..", map[string]string{"SVCSTUB_SHARE_DIR": shared, svcstub.URLVariable: ""},
+	output, err := svcstub.GoTest(t, "..", map[string]string{"SVCSTUB_SHARE_DIR": shared, svcstub.URLVariable: ""},
 		"-p", "2", "-v", "./internal/sharetest/...")
 	if err != nil {
 		t.Fatalf("go test ./internal/sharetest/... (%v):\n%s", err, output)
