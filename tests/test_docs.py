@@ -1082,6 +1082,10 @@ class TestTheSite:
         assert "/_test/namespaces" in api  # from stub/openapi.json
         environment = (tmp_path / "site" / "reference" / "environment" / "index.html").read_text()
         assert "SVC_STUB_RUNTIME_KEY" in environment
+        home = (tmp_path / "site" / "index.html").read_text()
+        # the header links the repository (a newcomer looked for it)
+        header = r'<a href="https://github.com/svc-stub/svc-stub"[^>]*class="md-source"'
+        assert re.search(header, home)
         self._no_code_block_scrolls_sideways(tmp_path / "site")
 
     @staticmethod
