@@ -47,6 +47,13 @@ def _option(*declarations: str, **attributes: Any) -> Callable[[F], F]:
     return click.option(*declarations, envvar=variable, show_envvar=True, **attributes)
 
 
+class IntRange(click.IntRange):
+    """click's bounded integer, whose refusal of a word reads "'abc' is not a valid integer."
+    (click's own says "integer range", which reads as if a range were wanted)."""
+
+    name = "integer"
+
+
 class ConfigError(Exception):
     """A usage or configuration problem: exit 2 with one line on stderr."""
 
@@ -81,7 +88,7 @@ Examples:
 )
 @_option(
     "--port",
-    type=click.IntRange(0, 65535),
+    type=IntRange(0, 65535),
     default=DEFAULT_PORT,
     show_default=True,
     help="Port to bind; 0 picks a free one (read it from the ready line).",
@@ -147,28 +154,28 @@ Examples:
 )
 @_option(
     "--max-recorded",
-    type=click.IntRange(min=1),
+    type=IntRange(min=1),
     default=DEFAULT_MAX_RECORDED,
     show_default=True,
     help="Most entries kept per recorded list (events, svcEvents, targets, requests).",
 )
 @_option(
     "--max-namespaces",
-    type=click.IntRange(min=1),
+    type=IntRange(min=1),
     default=DEFAULT_MAX_NAMESPACES,
     show_default=True,
     help="Named namespaces kept at once; beyond it the least recently used is evicted.",
 )
 @_option(
     "--namespace-max-recorded",
-    type=click.IntRange(min=1),
+    type=IntRange(min=1),
     default=DEFAULT_NAMESPACE_MAX_RECORDED,
     show_default=True,
     help="Most entries kept per recorded list of each named namespace.",
 )
 @_option(
     "--max-recorded-in-namespaces",
-    type=click.IntRange(min=1),
+    type=IntRange(min=1),
     default=DEFAULT_MAX_RECORDED_IN_NAMESPACES,
     show_default=True,
     help="Entries recorded by every named namespace together; beyond it the least recently "
@@ -176,7 +183,7 @@ Examples:
 )
 @_option(
     "--max-recorded-bytes",
-    type=click.IntRange(min=1),
+    type=IntRange(min=1),
     default=DEFAULT_MAX_RECORDED_BYTES,
     show_default=True,
     help="Request and answer bodies the journal keeps (the default namespace's, and every "
@@ -185,7 +192,7 @@ Examples:
 )
 @_option(
     "--max-body-bytes",
-    type=click.IntRange(min=1),
+    type=IntRange(min=1),
     default=DEFAULT_MAX_BODY_BYTES,
     show_default=True,
     help="Largest request body accepted, after gzip decompression; larger is a 413.",
@@ -203,7 +210,7 @@ Examples:
 )
 @_option(
     "--max-upstream-in-flight-bytes",
-    type=click.IntRange(min=1),
+    type=IntRange(min=1),
     default=DEFAULT_MAX_UPSTREAM_IN_FLIGHT_BYTES,
     show_default=True,
     help="Bytes of the upstream's answers held at once in proxy mode; beyond it, a 502.",
@@ -223,7 +230,7 @@ Examples:
 @_option(
     "--stop-with",
     metavar="PID",
-    type=click.IntRange(min=1),
+    type=IntRange(min=1),
     help="Stop when process PID has ended (the test run that started the stub), however it "
     "ended: a run killed outright leaves no stub behind.",
 )

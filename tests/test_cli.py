@@ -123,6 +123,11 @@ class TestConfigurationErrors:
             (["--bogus"], "svc-stub: error: No such option"),
             (["--port", "70000"], "svc-stub: error: Invalid value for '--port'"),
             (
+                ["--port", "abc"],
+                "svc-stub: error: Invalid value for '--port' (env var: 'SVC_STUB_PORT'): "
+                "'abc' is not a valid integer.",
+            ),
+            (
                 ["--host", "0.0.0.0"],
                 "svc-stub: error: --host 0.0.0.0 is not a loopback address; "
                 "add --allow-non-loopback",

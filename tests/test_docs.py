@@ -599,25 +599,42 @@ class TestTheRealServiceSection:
 
 class TestOnYourMachineFirst:
     def test_the_walkthrough_prints_what_it_shows(self, tmp_path: Path) -> None:
-        """Record, verify and proxy mode against a second svc-stub, as written (on free
-        ports): each output shown (its lines joined, `...` standing for anything) is printed,
-        in order, and both stubs are gone after."""
+        """Record and verify against a second svc-stub, as written (on a free port): each
+        output shown (its lines joined, `...` standing for anything) is printed, in order, and
+        the stand-in is gone after."""
         (block,) = [
             text
             for text in page_shell_blocks(REFERENCE_PAGE)
             if text.startswith("# A stand-in for your staging service")
         ]
-        service, proxy = str(free_port()), str(free_port())
-        script = block.replace("3903", service).replace("3902", proxy)
+        service = str(free_port())
+        script = block.replace("3903", service)
         done = bash(script, cwd=tmp_path, timeout=120)
         assert done.returncode == 0, done.stdout + done.stderr
         printed = done.stdout.splitlines()
-        assert len(_shown_outputs(script)) == 4
+        assert len(_shown_outputs(script)) == 2
         for shown in _shown_outputs(script):
             pattern = ".*".join(re.escape(part) for part in shown.split("..."))
             assert any(re.fullmatch(pattern, line) for line in printed), (shown, printed)
-        for port in (service, proxy):  # stopped by the block's trap: gone within a second
-            assert _closed_within(int(port), seconds=5), f"a stub still listens on {port}"
+        assert _closed_within(int(service), seconds=5), f"a stub still listens on {service}"
+
+    def test_a_stand_in_that_cannot_start_stops_it_with_its_own_error(self, tmp_path: Path) -> None:
+        """The port is taken: the script says why in the stand-in's words and goes no
+        further (no record, no verify against whatever holds the port)."""
+        (block,) = [
+            text
+            for text in page_shell_blocks(REFERENCE_PAGE)
+            if text.startswith("# A stand-in for your staging service")
+        ]
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            port = str(taken.getsockname()[1])
+            done = bash(block.replace("3903", port), cwd=tmp_path, timeout=60)
+        assert done.returncode != 0
+        assert "cannot listen" in done.stdout
+        assert "recorded" not in done.stdout
+        assert not (tmp_path / "staging.yaml").exists()
 
 
 def _closed_within(port: int, seconds: float) -> bool:
@@ -651,20 +668,25 @@ def _shown_outputs(block: str) -> list[str]:
 
 
 class TestProxySection:
-    def test_the_tour_prints_what_the_readme_shows_in_front_of_a_stand_in(self) -> None:
+    def test_the_tour_prints_what_it_shows_in_front_of_a_stand_in(self, tmp_path: Path) -> None:
+        """Run as a script (on free ports): its three answers are the ones shown, the
+        journal's saying the 503 was never forwarded, and both stubs are gone after."""
         *_, tour = page_shell_blocks(REFERENCE_PAGE)
-        assert f"Bearer {SERVICE_RUNTIME_KEY}'" in tour  # the stand-in's key
-        with (
-            real_service() as staging,
-            spawn_stub("--upstream", staging.url, read_log=False) as proxy,
-        ):
-            results = run(tour, proxy.url)
-            forwarded = staging.get("/_test/requests")["requests"]
-        checked = [(step, out) for step, out in results if step.expected is not None]
-        assert len(checked) == 3
-        for step, output in checked:
-            assert matches(output, step.expected), f"{step.script}\nprinted {output}"
-        assert [r["status"] for r in forwarded] == [200]  # the 503 was never forwarded
+        service, proxy = str(free_port()), str(free_port())
+        script = tour.replace("3903", service).replace("3902", proxy)
+        done = bash(script, cwd=tmp_path, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        printed = [json.loads(line) for line in done.stdout.splitlines()]
+        shown = [json.loads(text) for text in _shown_outputs(script)]
+        assert len(shown) == 3
+        assert len(printed) == len(shown)
+        for actual, expected in zip(printed, shown, strict=True):
+            assert matches(actual, expected), f"printed {actual}"
+        forwarded = [entry["upstream"] for entry in printed[-1]["requests"]]
+        assert forwarded[0]["status"] == 200
+        assert forwarded[1] is None
+        for port in (service, proxy):  # stopped by the block's trap
+            assert _closed_within(int(port), seconds=5), f"a stub still listens on {port}"
 
 
 class TestTheBrowserGuide:
@@ -897,7 +919,8 @@ RUN_BY: dict[tuple[str, str], str] = {
     ("docs/guides/real-service.md", "SAME"): "TestTheRealServiceSection",
     ("docs/guides/real-service.md", "# .github/workflows/stub-drift.yml"):
         "TestTheRealServiceSection",
-    ("docs/guides/real-service.md", "S=http://127.0.0.1:3902"): "TestProxySection",
+    ("docs/guides/real-service.md", "# svc-stub in front of a stand-in for your staging service"):
+        "TestProxySection",
     ("docs/guides/real-service.md", "# A stand-in for your staging service: a second svc-stub "
      "that takes only its own key, strictly"): "TestOnYourMachineFirst",
     ("docs/reference/cli.md", "svc-stub [--host 127.0.0.1] [--port 3901] [--fixtures PATH ...] "

@@ -407,6 +407,26 @@ class TestPrecedence:
         assert response.status == 400
         assert (await response.json())["message"].startswith(message)
 
+    @pytest.mark.parametrize(
+        ("headers", "path", "hint"),
+        [
+            ({}, f"{EVALUATE}?fault=503", 'for a 503, use mode "status" with status 503'),
+            (
+                {"X-Svc-Test-Fault": "418"},
+                EVALUATE,
+                'for a 418, use mode "status" with X-Svc-Test-Status 418',
+            ),
+        ],
+    )
+    async def test_a_status_guessed_as_a_mode_is_told_the_status_mode(
+        self, client: TestClient[Any, Any], headers: dict[str, str], path: str, hint: str
+    ) -> None:
+        response = await client.post(path, json=BODY, headers=headers)
+        assert response.status == 400
+        message = (await response.json())["message"]
+        assert "unknown fault mode" in message
+        assert message.endswith(hint)
+
 
 class TestCounts:
     async def test_ttl_requests_faults_exactly_that_many_under_concurrency(
@@ -545,6 +565,18 @@ class TestArmingDocument:
             ({"sequence": []}, "sequence: expected a non-empty array of steps"),
             ({"sequence": ["500", 4]}, "sequence[1]: expected a mode or an object, got a number"),
             ({"sequence": ["500", "nope"]}, "sequence[1].mode: unknown fault mode 'nope'"),
+            (
+                {"mode": 503},
+                "mode: unknown fault mode a number (valid: none, delay, 401, 429, 500, "
+                "invalid_json, truncated, quota_limited, status, reset, empty_response, "
+                'slow_body, hang); for a 503, use mode "status" with status 503',
+            ),
+            (
+                {"sequence": ["500", "404"]},
+                "sequence[1].mode: unknown fault mode '404' (valid: none, delay, 401, 429, 500, "
+                "invalid_json, truncated, quota_limited, status, reset, empty_response, "
+                'slow_body, hang); for a 404, use mode "status" with sequence[1].status 404',
+            ),
             ({"sequence": [{"mode": "500", "x": 1}]}, "sequence[0].x: unknown field"),
             ({"sequence": ["500"], "mode": "429"}, "sequence: give either mode"),
             ({"sequence": ["500"], "ttlRequests": 2}, "sequence: give either mode"),

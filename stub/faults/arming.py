@@ -242,7 +242,7 @@ def _parse_sequence(document: Mapping[str, Any]) -> tuple[FaultSpec | None, ...]
 def _parse_step(document: Mapping[str, Any], labels: Mapping[str, str]) -> FaultSpec:
     """One fault and its parameters; `labels` name each field as the user wrote it."""
     spec = FaultSpec(
-        mode=_parse_mode(document.get("mode"), labels["mode"]),
+        mode=_parse_mode(document.get("mode"), labels["mode"], labels["status"]),
         delay_ms=_int_field(document, "delayMs", labels, DEFAULT_DELAY_MS),
         status=_parse_status(document.get("status"), labels["status"]),
         body=document.get("body"),
@@ -264,14 +264,18 @@ def _int_field(
     return default if value is None else value
 
 
-def _parse_mode(raw: object, label: str) -> FaultMode:
+def _parse_mode(raw: object, label: str, status_label: str) -> FaultMode:
     if isinstance(raw, str) and raw in _MODES:
         return FaultMode(raw)
     valid = ", ".join([PASS, *_MODES])
     if isinstance(raw, int | float) and not isinstance(raw, bool) and str(raw) in _MODES:
         raise invalid_body(f'{label}: {raw} is a number; send the mode as a string, "{raw}"')
     shown = repr(raw) if isinstance(raw, str) else json_type(raw)
-    raise invalid_body(f"{label}: unknown fault mode {shown} (valid: {valid})")
+    message = f"{label}: unknown fault mode {shown} (valid: {valid})"
+    code = str(raw).strip() if isinstance(raw, str | int) and not isinstance(raw, bool) else ""
+    if code.isdigit() and 100 <= int(code) <= 599:  # a status guessed as a mode
+        message += f'; for a {code}, use mode "status" with {status_label} {code}'
+    raise invalid_body(message)
 
 
 def _parse_selectors(raw: object) -> frozenset[str]:
