@@ -8,15 +8,18 @@ test checks those, the inner outcomes, and that every stub the inner session sta
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pickle
 import re
+import signal
 import socket
 import subprocess
 import sys
 import textwrap
 import threading
+import time
 import urllib.parse
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -763,6 +766,61 @@ class TestXdist:
             """,
         )
         run(pytester, "-n", "2").assert_outcomes(passed=4)
+
+
+class TestARunKilledOutright:
+    """A run SIGKILLed (a cancelled CI job, the OOM killer) runs no teardown at all; its stub
+    stops by itself all the same, so none is left serving."""
+
+    @pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["one process", "xdist"])
+    def test_leaves_no_stub_behind(
+        self, pytester: pytest.Pytester, workers: tuple[str, ...]
+    ) -> None:
+        write_tests(
+            pytester,
+            """
+            import time
+
+            def test_is_killed_while_it_runs(svc_stub_url):
+                note(url=svc_stub_url)
+                time.sleep(INNER_SLEEP_S)
+            """.replace("INNER_SLEEP_S", str(INNER_TIMEOUT_S)),
+        )
+        inner = pytester.popen(
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *workers],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # its workers too can be stopped after, by group
+        )
+        try:
+            url = self._noted_url(pytester, inner)
+            os.kill(inner.pid, signal.SIGKILL)  # the run's own process: pytest, or xdist's
+            inner.wait()
+            assert self._stops_answering(url, within_s=5), f"{url} still answers"
+        finally:
+            with contextlib.suppress(ProcessLookupError):  # xdist's workers, left by it
+                os.killpg(inner.pid, signal.SIGKILL)
+
+    @staticmethod
+    def _noted_url(pytester: pytest.Pytester, inner: subprocess.Popen[bytes]) -> str:
+        deadline = time.monotonic() + INNER_TIMEOUT_S
+        while not (pytester.path / "seen.jsonl").exists():
+            assert inner.poll() is None, "the inner run ended before its test began"
+            assert time.monotonic() < deadline, "the inner test never began"
+            time.sleep(0.05)
+        (line,) = seen(pytester)
+        return str(line["url"])
+
+    @staticmethod
+    def _stops_answering(url: str, within_s: float) -> bool:
+        deadline = time.monotonic() + within_s
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port_of(url)), timeout=1).close()
+            except ConnectionRefusedError:
+                return True
+            time.sleep(0.05)
+        return False
 
 
 class TestWithoutNamespaces:

@@ -77,7 +77,8 @@ def svc_stub_url(pytestconfig: pytest.Config) -> Iterator[str]:
     if run_directory is not None:  # an xdist worker: the run's stub, whoever started it
         yield shared.shared_stub_url(Path(run_directory), args)
         return
-    with StubProcess.start(args) as process:  # stopped at session end, failures or not
+    # stopped at session end, failures or not; and with this process, however it ends
+    with StubProcess.start([*args, "--stop-with", str(os.getpid())]) as process:
         yield process.url
 
 

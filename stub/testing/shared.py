@@ -5,7 +5,8 @@ starts it; the directory also says where it listens and its PID.
 
 The worker starts it through a launcher process (`python -m stub.testing.shared ARGS`) that
 exits once the stub is ready: the stub is then nobody's child, so no worker waits for it or
-leaves a still-running subprocess behind when it exits.
+leaves a still-running subprocess behind when it exits. It is started `--stop-with` the
+controller's PID, so a run killed outright (no teardown at all) leaves no stub behind either.
 """
 
 from __future__ import annotations
@@ -27,12 +28,15 @@ SUPPORTED = sys.platform != "win32"
 """Sharing needs fcntl's file locks; elsewhere each worker starts its own stub."""
 _STUB_FILE = "stub"
 _LOCK_FILE = "lock"
+_CONTROLLER_FILE = "controller"
 STOP_TIMEOUT_S = 5.0
 
 
 def new_run_directory() -> Path:
-    """The controller's: where this run's workers meet."""
-    return Path(tempfile.mkdtemp(prefix="svc-stub-run-"))
+    """The controller's: where this run's workers meet, and the PID the run's stub lives by."""
+    directory = Path(tempfile.mkdtemp(prefix="svc-stub-run-"))
+    (directory / _CONTROLLER_FILE).write_text(f"{os.getpid()}\n")
+    return directory
 
 
 def shared_stub_url(directory: Path, args: Sequence[str]) -> str:
@@ -44,7 +48,8 @@ def shared_stub_url(directory: Path, args: Sequence[str]) -> str:
         started = _read(directory)
         if started is not None:
             return started[0]
-        url, pid = _launch(args)
+        controller = (directory / _CONTROLLER_FILE).read_text().strip()
+        url, pid = _launch([*args, "--stop-with", controller])
         (directory / _STUB_FILE).write_text(f"{url}\n{pid}\n")
         return url
 
