@@ -1,6 +1,7 @@
 package svcstub
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -114,7 +115,12 @@ func checkMode(mode Mode, inSequence bool) error {
 	if contains(Modes, mode) || (inSequence && mode == ModeNone) {
 		return nil
 	}
-	return fmt.Errorf("svcstub: unknown fault mode %q; the modes are %v", mode, Modes)
+	err := fmt.Sprintf("svcstub: unknown fault mode %q; the modes are %v", mode, Modes)
+	if code, convErr := strconv.Atoi(string(mode)); convErr == nil && code >= 100 && code <= 599 {
+		// a status guessed as a mode (Mode: "503") is told where a status goes
+		err += fmt.Sprintf("; for a %d, use Mode: ModeStatus with Status: %d", code, code)
+	}
+	return errors.New(err)
 }
 
 // FaultHeaders are the headers that fault one request, whatever is armed: add them to the

@@ -181,6 +181,10 @@ func TestAMistakeIsOneLineBeforeAnythingIsSent(t *testing.T) {
 	if want := `svcstub: unknown fault mode "500s"; the modes are [delay 401 429 500 invalid_json truncated quota_limited status reset empty_response slow_body hang]`; err == nil || err.Error() != want {
 		t.Errorf("got %v", err)
 	}
+	_, err = stub.Client().Arm(ctx, svcstub.Fault{Mode: "503"})
+	if want := `; for a 503, use Mode: ModeStatus with Status: 503`; err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("got %v", err)
+	}
 	_, err = stub.Client().Arm(ctx, svcstub.Fault{Mode: svcstub.Mode500, ApplyTo: []svcstub.Selector{"evaluation"}})
 	if err == nil || !strings.HasPrefix(err.Error(), `svcstub: ApplyTo: unknown selector "evaluation"; the selectors are [all runtime`) {
 		t.Errorf("got %v", err)

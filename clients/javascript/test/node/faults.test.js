@@ -105,6 +105,14 @@ describe("a mistake is one line, before anything is sent", () => {
     assert.deepEqual(await svcStub.requests(), []);
   });
 
+  test("a status given as a mode is told the status mode", async () => {
+    await assert.rejects(svcStub.arm("503"), {
+      name: "TypeError",
+      message: `unknown fault mode '503'; the modes are ${FAULT_MODES.join(", ")}; for a 503, use mode "status" with status: 503`,
+    });
+    assert.deepEqual(await svcStub.requests(), []);
+  });
+
   test("an unknown selector lists the selectors", async () => {
     await assert.rejects(svcStub.arm("500", { applyTo: "evaluation" }), /applyTo: unknown selector 'evaluation'; the selectors are all, runtime/);
   });
