@@ -838,6 +838,8 @@ RUN_BY: dict[tuple[str, str], str] = {
      "provider's resource)"): "clients/go/examples/provider/provider_test.go",
     ("docs/guides/go.md", "// provider_test.go: run with `go test ./...`"):
         "clients/go/examples/provider/provider_test.go",
+    ("docs/guides/go.md", "// internal/client/svcstub_test.go, in the provider's module"):
+        "clients/go/examples/docs_test.go (parsed; it builds only in the provider's module)",
     ("docs/guides/go.md", "// sdks/go/adapters/remote/stub_test.go"):
         "clients/go/examples/docs_test.go (parsed; it builds only in the SDK's module)",
     ("docs/guides/go.md", "=== RUN"): "clients/go/svcstub/journal_test.go",

@@ -21,7 +21,7 @@ func TestTheGuideShowsTheExamplesAsTheyRun(t *testing.T) {
 	for _, block := range regexp.MustCompile("(?ms)^```go\n(.*?)^```$").FindAllStringSubmatch(string(guide), -1) {
 		blocks[block[1]] = true
 	}
-	for block := range blocks { // the SDK's test among them: it builds only in the SDK's module
+	for block := range blocks { // the SDK's and the provider's tests among them: they build only in their own modules
 		if _, err := parser.ParseFile(token.NewFileSet(), "block.go", block, 0); err != nil {
 			t.Errorf("a block of the guide is not Go: %v", err)
 		}
