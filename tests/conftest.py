@@ -25,6 +25,10 @@ from stub.testing.in_process import StubTestServer
 
 AiohttpClient = Callable[[Application], Awaitable[TestClient[Any, Any]]]
 AUTH = {"Authorization": "Bearer test-key"}
+INNER_PYTEST = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
+"""Options for a pytest run inside a test, a user's suite as they have it: no cache left in
+the project, and not this suite's Hypothesis plugin, which a user's suite lacks and which
+costs each run, and each of its xdist workers, most of a second to import."""
 
 
 @pytest.fixture

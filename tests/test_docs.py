@@ -22,7 +22,14 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from conftest import SERVICE_RUNTIME_KEY, SpawnedStub, free_port, real_service, spawn_stub
+from conftest import (
+    INNER_PYTEST,
+    SERVICE_RUNTIME_KEY,
+    SpawnedStub,
+    free_port,
+    real_service,
+    spawn_stub,
+)
 from stub.process import StubProcess, url_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -362,7 +369,7 @@ def pytest_in_a_new_project(
     (directory / name).write_text(example, encoding="utf-8")
     environment = {k: v for k, v in os.environ.items() if not k.startswith(("SVC_STUB", "PYTEST_"))}
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *options, name],
+        [sys.executable, "-m", "pytest", "-q", *INNER_PYTEST, *options, name],
         capture_output=True,
         text=True,
         timeout=120,

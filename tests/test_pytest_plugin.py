@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from conftest import INNER_PYTEST
 from stub.client import StubClient, StubError
 from stub.config import DEFAULT_PORT
 from stub.process import StubProcess
@@ -114,7 +115,7 @@ def write_flag_files(pytester: pytest.Pytester) -> None:
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     assert not list(pytester.path.rglob("conftest.py"))  # the entry point alone loads the plugin
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=INNER_TIMEOUT_S)
+    return pytester.runpytest_subprocess(*INNER_PYTEST, *args, timeout=INNER_TIMEOUT_S)
 
 
 def seen(pytester: pytest.Pytester) -> list[dict[str, Any]]:
@@ -428,7 +429,7 @@ class TestMistakes:
         monkeypatch.setenv("PYTHONPATH", str(blocked))
         write_tests(pytester, "def test_in_process(svc_stub_in_process):\n    pass\n")
         result = pytester.runpytest_subprocess(
-            "-p", "no:cacheprovider", "-p", "no:asyncio", "-p", "no:aiohttp",
+            *INNER_PYTEST, "-p", "no:asyncio", "-p", "no:aiohttp",
             timeout=INNER_TIMEOUT_S,
         )  # fmt: skip
         result.assert_outcomes(errors=1)
@@ -600,7 +601,7 @@ class TestMistakes:
         # (pytester's own runs put the directory on PYTHONPATH)
         environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         done = subprocess.run(
-            [str(Path(sys.executable).parent / "pytest"), "-p", "no:cacheprovider"],
+            [str(Path(sys.executable).parent / "pytest"), *INNER_PYTEST],
             cwd=pytester.path,
             env=environment,
             capture_output=True,
@@ -787,7 +788,7 @@ class TestARunKilledOutright:
             """.replace("INNER_SLEEP_S", str(INNER_TIMEOUT_S)),
         )
         inner = pytester.popen(
-            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *workers],
+            [sys.executable, "-m", "pytest", *INNER_PYTEST, *workers],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,  # its workers too can be stopped after, by group
