@@ -410,12 +410,18 @@ class TestPrecedence:
     @pytest.mark.parametrize(
         ("headers", "path", "hint"),
         [
-            ({}, f"{EVALUATE}?fault=503", 'for a 503, use mode "status" with status 503'),
+            ({}, f"{EVALUATE}?fault=503", "; for a 503, use fault=status&status=503"),
             (
                 {"X-Svc-Test-Fault": "418"},
                 EVALUATE,
-                'for a 418, use mode "status" with X-Svc-Test-Status 418',
+                "; for a 418, use X-Svc-Test-Fault: status with X-Svc-Test-Status: 418",
             ),
+            # not a status a fault can answer with, or not one in ASCII digits: no hint
+            ({}, f"{EVALUATE}?fault=150", "hang)"),
+            ({}, f"{EVALUATE}?fault=600", "hang)"),
+            ({}, f"{EVALUATE}?fault=0503", "hang)"),
+            ({}, f"{EVALUATE}?fault=%C2%B2%C2%B2%C2%B2", "hang)"),
+            ({"X-Svc-Test-Fault": "abc"}, EVALUATE, "hang)"),
         ],
     )
     async def test_a_status_guessed_as_a_mode_is_told_the_status_mode(
@@ -569,13 +575,15 @@ class TestArmingDocument:
                 {"mode": 503},
                 "mode: unknown fault mode a number (valid: none, delay, 401, 429, 500, "
                 "invalid_json, truncated, quota_limited, status, reset, empty_response, "
-                'slow_body, hang); for a 503, use mode "status" with status 503',
+                'slow_body, hang); for a 503, use {"mode": "status", "status": 503}',
             ),
+            ({"mode": "²"}, "mode: unknown fault mode '²' (valid: none"),
+            ({"mode": True}, "mode: unknown fault mode a boolean (valid: none"),
             (
                 {"sequence": ["500", "404"]},
                 "sequence[1].mode: unknown fault mode '404' (valid: none, delay, 401, 429, 500, "
                 "invalid_json, truncated, quota_limited, status, reset, empty_response, "
-                'slow_body, hang); for a 404, use mode "status" with sequence[1].status 404',
+                'slow_body, hang); for a 404, use {"mode": "status", "status": 404}',
             ),
             ({"sequence": [{"mode": "500", "x": 1}]}, "sequence[0].x: unknown field"),
             ({"sequence": ["500"], "mode": "429"}, "sequence: give either mode"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
@@ -271,11 +272,27 @@ def _parse_mode(raw: object, label: str, status_label: str) -> FaultMode:
     if isinstance(raw, int | float) and not isinstance(raw, bool) and str(raw) in _MODES:
         raise invalid_body(f'{label}: {raw} is a number; send the mode as a string, "{raw}"')
     shown = repr(raw) if isinstance(raw, str) else json_type(raw)
-    message = f"{label}: unknown fault mode {shown} (valid: {valid})"
-    code = str(raw).strip() if isinstance(raw, str | int) and not isinstance(raw, bool) else ""
-    if code.isdigit() and 100 <= int(code) <= 599:  # a status guessed as a mode
-        message += f'; for a {code}, use mode "status" with {status_label} {code}'
-    raise invalid_body(message)
+    hint = _status_hint(raw, label, status_label)
+    raise invalid_body(f"{label}: unknown fault mode {shown} (valid: {valid}){hint}")
+
+
+_STATUS_CODE = re.compile(r"[2-5][0-9]{2}")
+"""A status a fault can answer with (200 to 599, as `status` takes), in ASCII digits."""
+
+
+def _status_hint(raw: object, label: str, status_label: str) -> str:
+    """For a status guessed as a mode (`?fault=503`), how to ask for it, in the words of the
+    channel the mode came by; nothing for anything else."""
+    code = str(raw) if isinstance(raw, str | int) and not isinstance(raw, bool) else ""
+    if not _STATUS_CODE.fullmatch(code):
+        return ""
+    if label == FAULT_HEADER:
+        how = f"{FAULT_HEADER}: status with {status_label}: {code}"
+    elif label == "fault":
+        how = f"fault=status&status={code}"
+    else:
+        how = f'{{"mode": "status", "status": {code}}}'
+    return f"; for a {code}, use {how}"
 
 
 def _parse_selectors(raw: object) -> frozenset[str]:

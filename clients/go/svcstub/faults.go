@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strconv"
 	"time"
 )
@@ -111,16 +112,19 @@ func parameters(into map[string]any, delay time.Duration, status int, body any, 
 	}
 }
 
+// statusCode matches a status a fault can answer with (200 to 599, as Status takes).
+var statusCode = regexp.MustCompile(`^[2-5][0-9]{2}$`)
+
 func checkMode(mode Mode, inSequence bool) error {
 	if contains(Modes, mode) || (inSequence && mode == ModeNone) {
 		return nil
 	}
-	err := fmt.Sprintf("svcstub: unknown fault mode %q; the modes are %v", mode, Modes)
-	if code, convErr := strconv.Atoi(string(mode)); convErr == nil && code >= 100 && code <= 599 {
+	message := fmt.Sprintf("svcstub: unknown fault mode %q; the modes are %v", mode, Modes)
+	if statusCode.MatchString(string(mode)) {
 		// a status guessed as a mode (Mode: "503") is told where a status goes
-		err += fmt.Sprintf("; for a %d, use Mode: ModeStatus with Status: %d", code, code)
+		message += fmt.Sprintf("; for a %s, use Mode: ModeStatus with Status: %s", mode, mode)
 	}
-	return errors.New(err)
+	return errors.New(message)
 }
 
 // FaultHeaders are the headers that fault one request, whatever is armed: add them to the

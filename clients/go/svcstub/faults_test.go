@@ -185,6 +185,12 @@ func TestAMistakeIsOneLineBeforeAnythingIsSent(t *testing.T) {
 	if want := `; for a 503, use Mode: ModeStatus with Status: 503`; err == nil || !strings.HasSuffix(err.Error(), want) {
 		t.Errorf("got %v", err)
 	}
+	for _, notAStatus := range []svcstub.Mode{"150", "600", "0503", "+503"} {
+		_, err = stub.Client().Arm(ctx, svcstub.Fault{Mode: notAStatus})
+		if err == nil || strings.Contains(err.Error(), "for a") {
+			t.Errorf("%s: got %v, want no hint", notAStatus, err)
+		}
+	}
 	_, err = stub.Client().Arm(ctx, svcstub.Fault{Mode: svcstub.Mode500, ApplyTo: []svcstub.Selector{"evaluation"}})
 	if err == nil || !strings.HasPrefix(err.Error(), `svcstub: ApplyTo: unknown selector "evaluation"; the selectors are [all runtime`) {
 		t.Errorf("got %v", err)

@@ -81,7 +81,7 @@ export function armingDocument(mode: FaultMode | undefined, options: ArmOptions 
 function checkMode(mode: string): void {
   if (!(FAULT_MODES as readonly string[]).includes(mode)) {
     // A status guessed as a mode (arm("503")) is told where a status goes.
-    const hint = /^[1-5]\d\d$/.test(String(mode)) ? `; for a ${mode}, use mode "status" with status: ${mode}` : "";
+    const hint = /^[2-5]\d\d$/.test(String(mode)) ? `; for a ${mode}, use mode "status" with status: ${mode}` : "";
     throw new TypeError(`unknown fault mode '${mode}'; the modes are ${FAULT_MODES.join(", ")}${hint}`);
   }
 }

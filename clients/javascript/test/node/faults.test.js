@@ -110,6 +110,12 @@ describe("a mistake is one line, before anything is sent", () => {
       name: "TypeError",
       message: `unknown fault mode '503'; the modes are ${FAULT_MODES.join(", ")}; for a 503, use mode "status" with status: 503`,
     });
+    for (const notAStatus of ["150", "600", "0503"]) {
+      await assert.rejects(svcStub.arm(notAStatus), {
+        name: "TypeError",
+        message: `unknown fault mode '${notAStatus}'; the modes are ${FAULT_MODES.join(", ")}`,
+      });
+    }
     assert.deepEqual(await svcStub.requests(), []);
   });
 
