@@ -359,6 +359,19 @@ class TestStopWith:
         finally:
             run.kill()
 
+    def test_a_process_ended_but_not_yet_reaped_counts_as_ended(self) -> None:
+        """Killed, and its parent (here, this test) has not waited for it: a zombie, which
+        signal 0 still finds."""
+        run = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        try:
+            with spawn_stub("--stop-with", str(run.pid)) as stub:
+                assert stub.get("/health") == {"ok": True}
+                run.kill()  # and no wait: it stays a zombie until the finally below
+                assert stub.process.wait(timeout=5) == 0
+        finally:
+            run.kill()
+            run.wait()
+
     def test_it_serves_while_the_process_runs(self) -> None:
         with spawn_stub("--stop-with", str(os.getpid())) as stub:
             time.sleep(0.5)  # a few of its looks

@@ -801,11 +801,12 @@ class TestARunKilledOutright:
         finally:
             with contextlib.suppress(ProcessLookupError):  # xdist's workers, left by it
                 os.killpg(inner.pid, signal.SIGKILL)
+            inner.wait()
 
     @staticmethod
     def _noted_url(pytester: pytest.Pytester, inner: subprocess.Popen[bytes]) -> str:
         deadline = time.monotonic() + INNER_TIMEOUT_S
-        while not (pytester.path / "seen.jsonl").exists():
+        while not ((pytester.path / "seen.jsonl").exists() and seen(pytester)):  # written whole
             assert inner.poll() is None, "the inner run ended before its test began"
             assert time.monotonic() < deadline, "the inner test never began"
             time.sleep(0.05)

@@ -8,6 +8,7 @@ import logging
 import os
 import signal
 from collections.abc import Callable
+from pathlib import Path
 
 from aiohttp import web
 
@@ -100,4 +101,14 @@ def is_running(pid: int) -> bool:
         return False
     except PermissionError:
         return True  # another user's, but there
-    return True
+    return not _is_zombie(pid)
+
+
+def _is_zombie(pid: int) -> bool:
+    """Ended, but not yet reaped by its parent (a run killed under a parent that has not
+    waited for it): signal 0 still finds it, Linux's /proc says it is over."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False  # no /proc (macOS): signal 0's answer stands
+    return stat.rpartition(")")[2].split()[0] == "Z"  # the state follows the command's name

@@ -48,10 +48,19 @@ def shared_stub_url(directory: Path, args: Sequence[str]) -> str:
         started = _read(directory)
         if started is not None:
             return started[0]
-        controller = (directory / _CONTROLLER_FILE).read_text().strip()
-        url, pid = _launch([*args, "--stop-with", controller])
+        url, pid = _launch([*args, *_stop_with_the_controller(directory)])
         (directory / _STUB_FILE).write_text(f"{url}\n{pid}\n")
         return url
+
+
+def _stop_with_the_controller(directory: Path) -> list[str]:
+    """`--stop-with` the controller, so a run killed outright takes its stub with it; nothing
+    if the directory does not say who that is (the controller still stops it at the end)."""
+    try:
+        controller = int((directory / _CONTROLLER_FILE).read_text())
+    except (OSError, ValueError):
+        return []
+    return ["--stop-with", str(controller)]
 
 
 def stop_shared_stub(directory: Path) -> None:
