@@ -3,6 +3,7 @@
  *
  *     import { test } from "svc-stub/jest";
  *     test("falls back", async ({ svcStub }) => { ... });
+ *     test.each([["500"], ["429"]])("falls back on a %s", async (mode, { svcStub }) => { ... });
  *
  * One stub for the run with `globalSetup: "svc-stub/global-setup"` and `globalTeardown:
  * "svc-stub/global-teardown"` (shared by every worker through `SVC_STUB_URL`); without them,
@@ -21,15 +22,33 @@ export interface SvcStubContext {
 
 export type SvcStubTestFn = (context: SvcStubContext) => Promise<unknown> | void;
 
-type Register = (name: string, fn: () => Promise<void>, timeout?: number) => void;
+/** A `test.each` function: a row's values, then `{ svcStub }`. */
+export type SvcStubEachFn<Values extends readonly unknown[]> = (...args: [...Values, SvcStubContext]) => Promise<unknown> | void;
 
-export interface SvcStubTest {
+/** One test a row of `table`, each in a namespace of its own; Jest formats the names. */
+export interface SvcStubEach {
+  /** Rows that are arrays: their values spread, then `{ svcStub }`. */
+  <Row extends readonly unknown[] | [unknown]>(table: readonly Row[]): (name: string, fn: SvcStubEachFn<Row>, timeout?: number) => void;
+  /** Any other rows (values, objects): the row, then `{ svcStub }`. */
+  <Row>(table: readonly Row[]): (name: string, fn: SvcStubEachFn<[Row]>, timeout?: number) => void;
+}
+
+type Register = (name: string, fn: () => Promise<void>, timeout?: number) => void;
+type EachRegister = (table: readonly unknown[]) => (name: string, fn: (...row: unknown[]) => Promise<void>, timeout?: number) => void;
+type AnyEachFn = (...args: unknown[]) => Promise<unknown> | void;
+
+/** One of `test`'s forms, with its `each`. */
+export interface SvcStubTestForm {
   (name: string, fn: SvcStubTestFn, timeout?: number): void;
-  only: (name: string, fn: SvcStubTestFn, timeout?: number) => void;
-  skip: (name: string, fn: SvcStubTestFn, timeout?: number) => void;
+  each: SvcStubEach;
+}
+
+export interface SvcStubTest extends SvcStubTestForm {
+  only: SvcStubTestForm;
+  skip: SvcStubTestForm;
   /** Runs at once with the file's other concurrent tests: each still has its own namespace. */
-  concurrent: (name: string, fn: SvcStubTestFn, timeout?: number) => void;
-  failing: (name: string, fn: SvcStubTestFn, timeout?: number) => void;
+  concurrent: SvcStubTestForm;
+  failing: SvcStubTestForm;
   todo: (name: string) => void;
 }
 
@@ -51,10 +70,15 @@ afterAll(async () => {
 
 /** A `test` whose tests get namespaces with these fixtures and keys. */
 export function withSvcStub(options: NamespaceOptions = {}): SvcStubTest {
-  const wrap =
-    (register: Register, failing = false) =>
-    (name: string, fn: SvcStubTestFn, timeout?: number): void =>
+  const wrap = (register: Register & { each: unknown }, failing = false): SvcStubTestForm => {
+    const single = (name: string, fn: SvcStubTestFn, timeout?: number): void =>
       register(name, () => inNamespace(name, fn, options, failing), timeout);
+    // Jest formats the name and passes the row; the wrapper takes any arity, so Jest never
+    // mistakes the context for a done callback.
+    const each = (table: readonly unknown[]) => (name: string, fn: AnyEachFn, timeout?: number) =>
+      (register.each as EachRegister)(table)(name, (...row) => inNamespace(name, rowFirst(fn, row), options, failing), timeout);
+    return Object.assign(single, { each: each as SvcStubEach });
+  };
   return Object.assign(wrap(jestTest), {
     only: wrap(jestTest.only),
     skip: wrap(jestTest.skip),
@@ -62,6 +86,11 @@ export function withSvcStub(options: NamespaceOptions = {}): SvcStubTest {
     failing: wrap(jestTest.failing, true),
     todo: (name: string) => jestTest.todo(name),
   });
+}
+
+/** An each function as a test function: the row's values first, then the context. */
+function rowFirst(fn: AnyEachFn, row: unknown[]): SvcStubTestFn {
+  return (context) => fn(...row, context);
 }
 
 /** `test`, its tests in namespaces of their own. */

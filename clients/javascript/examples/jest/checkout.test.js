@@ -21,6 +21,14 @@ test("checkout falls back while /flags fails", async ({ svcStub }) => {
   await client.shutdown();
 });
 
+// One test a row, each in a namespace of its own: the row's values, then { svcStub }
+test.each(["500", "invalid_json", "reset"])("checkout falls back on %s from /flags", async (mode, { svcStub }) => {
+  const client = connect(svcStub.url);
+  await svcStub.arm(mode, { applyTo: "flags" });
+  expect(await checkoutVariant(client)).toBe("control");
+  await client.shutdown();
+});
+
 const newCheckout = withSvcStub({
   fixtures: { flags: { "checkout-v2": { type: "string", value: "new", variant: "new" } } },
 });

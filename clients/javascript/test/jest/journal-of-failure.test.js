@@ -56,9 +56,9 @@ test("the journal is an HTML page listing the request the failed test made, and 
 test("a passing test leaves no journal file, nor a test.failing that fails as declared", () => {
   expect(result("passes after one request")).toMatchObject({ status: "passed", failureMessages: [], named: [] });
   expect(result("fails as it is declared to, and so passes")).toMatchObject({ status: "passed", named: [] });
-  // the directory holds the three failed tests' journals, and nothing else
+  // the directory holds the four failed tests' journals, and nothing else
   const failed = run.tests.filter((t) => t.status === "failed").map((t) => result(t.title).named[0]);
-  expect(failed).toHaveLength(3);
+  expect(failed).toHaveLength(4);
   expect(readdirSync(journals).map((file) => join(journals, file)).sort()).toStrictEqual(failed.sort());
   for (const path of failed) expect(readFileSync(path, "utf8")).not.toContain("asked-by-a-passing-test");
 });
@@ -75,7 +75,17 @@ test("concurrent failed tests each name a journal of their own, with their own r
   }
 });
 
+test("a table's failing row names a journal of its own request; its passing row none", () => {
+  expect(result("row one fails only as row two")).toMatchObject({ status: "passed", named: [] });
+  const failed = result("row two fails only as row two");
+  expect(failed.status).toBe("failed");
+  expect(failed.named).toHaveLength(1);
+  const page = readFileSync(failed.named[0], "utf8");
+  expect(page).toContain("asked-by-row-two");
+  expect(page).not.toContain("asked-by-row-one");
+});
+
 test("the failed tests' namespaces are deleted once their journals are written", async ({ svcStub }) => {
   const names = (await svcStub.namespaces()).map((ns) => ns.name);
-  expect(names.filter((name) => /-(after-one-request|and-so-passes)-[0-9a-f]{8}$/.test(name))).toEqual([]);
+  expect(names.filter((name) => /-(after-one-request|and-so-passes|as-row-two)-[0-9a-f]{8}$/.test(name))).toEqual([]);
 });

@@ -38,6 +38,32 @@ playwrightTest("playwright", async ({ svcStub, page }) => {
 jestTest("jest", async ({ svcStub }) => {
   await svcStub.clearFaults();
 });
+jestTest.each([
+  ["500", 500],
+  ["429", 429],
+] as const)("jest each %s", async (mode, status, { svcStub }) => {
+  await svcStub.arm(mode);
+  const code: number = status;
+  void code;
+});
+jestTest.each([
+  ["a", 1],
+  ["b", 2],
+])("jest each %s", async (name, n, { svcStub }) => {
+  const text: string = name;
+  const count: number = n;
+  void [text, count, svcStub.url];
+});
+jestTest.each([{ mode: "500" as const }])("jest each $mode", async ({ mode }, { svcStub }) => {
+  await svcStub.arm(mode);
+});
+jestTest.concurrent.each(["dark-mode"])("jest each %s", async (flagKey, { svcStub }) => {
+  const key: string = flagKey;
+  await svcStub.requests("evaluate");
+  void key;
+});
+// @ts-expect-error: a row's values come first, then the context
+jestTest.each([["500"]])("jest each %s", async ({ svcStub }) => svcStub.clearFaults());
 withSvcStub({ fixtures: "flags.yaml", keys: ["phc_mine"] });
 const nodeStub = useSvcStub({ fixtures: { flags: {} } });
 void nodeStub.of;

@@ -29,3 +29,9 @@ for (const n of [1, 2]) {
     expect(n).toBe(0);
   });
 }
+
+// A table's rows are tests of their own: the failing row's journal holds its request alone.
+test.each(["one", "two"])("row %s fails only as row two", async (row, { svcStub }) => {
+  await evaluate(svcStub.url, { flagKeys: [`asked-by-row-${row}`] });
+  expect(row).toBe("one");
+});
