@@ -42,3 +42,19 @@ test("a wait for what a client sends in the background", async ({ svcStub }) => 
   const [signal] = await svcStub.waitForSvcEvents(1);
   expect(signal).toMatchObject({ type: "signal", name: "checkout-latency" });
 });
+
+// Vitest's own test.for: one test a row, the row then the context, fixtures included.
+const forNamespaces = [];
+test.for([
+  ["500", 500],
+  ["429", 429],
+])("test.for: an armed %s answers %i in the row's own namespace", async ([mode, status], { svcStub }) => {
+  await svcStub.arm(mode, { applyTo: "evaluate" });
+  expect((await evaluate(svcStub.url)).status).toBe(status);
+  expect(await svcStub.armed()).toHaveLength(1);
+  forNamespaces.push(svcStub.namespace);
+});
+
+test("test.for's rows each had a namespace of their own", () => {
+  expect(new Set(forNamespaces).size).toBe(2);
+});
