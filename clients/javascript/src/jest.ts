@@ -22,11 +22,22 @@ export interface SvcStubContext {
 
 export type SvcStubTestFn = (context: SvcStubContext) => Promise<unknown> | void;
 
-/** A `test.each` function: a row's values, then `{ svcStub }`. */
-export type SvcStubEachFn<Values extends readonly unknown[]> = (...args: [...Values, SvcStubContext]) => Promise<unknown> | void;
+/**
+ * A `test.each` function: a row's values, then `{ svcStub }`. Rows typed as plain arrays
+ * (`string[][]`) have no length to place the context by, so their functions are typed loosely,
+ * as Jest's own are.
+ */
+export type SvcStubEachFn<Values extends readonly unknown[]> = number extends Values["length"]
+  ? (...args: any[]) => Promise<unknown> | void
+  : (...args: [...Values, SvcStubContext]) => Promise<unknown> | void;
 
 /** One test a row of `table`, each in a namespace of its own; Jest formats the names. */
 export interface SvcStubEach {
+  /** A tagged-template table: each row an object of its columns, then `{ svcStub }`. */
+  <Row extends Record<string, unknown> = Record<string, unknown>>(
+    strings: TemplateStringsArray,
+    ...values: unknown[]
+  ): (name: string, fn: SvcStubEachFn<[Row]>, timeout?: number) => void;
   /** Rows that are arrays: their values spread, then `{ svcStub }`. */
   <Row extends readonly unknown[] | [unknown]>(table: readonly Row[]): (name: string, fn: SvcStubEachFn<Row>, timeout?: number) => void;
   /** Any other rows (values, objects): the row, then `{ svcStub }`. */
@@ -34,7 +45,10 @@ export interface SvcStubEach {
 }
 
 type Register = (name: string, fn: () => Promise<void>, timeout?: number) => void;
-type EachRegister = (table: readonly unknown[]) => (name: string, fn: (...row: unknown[]) => Promise<void>, timeout?: number) => void;
+type EachRegister = (
+  table: readonly unknown[],
+  ...values: unknown[]
+) => (name: string, fn: (...row: unknown[]) => Promise<void>, timeout?: number) => void;
 type AnyEachFn = (...args: unknown[]) => Promise<unknown> | void;
 
 /** One of `test`'s forms, with its `each`. */
@@ -73,10 +87,17 @@ export function withSvcStub(options: NamespaceOptions = {}): SvcStubTest {
   const wrap = (register: Register & { each: unknown }, failing = false): SvcStubTestForm => {
     const single = (name: string, fn: SvcStubTestFn, timeout?: number): void =>
       register(name, () => inNamespace(name, fn, options, failing), timeout);
-    // Jest formats the name and passes the row; the wrapper takes any arity, so Jest never
-    // mistakes the context for a done callback.
-    const each = (table: readonly unknown[]) => (name: string, fn: AnyEachFn, timeout?: number) =>
-      (register.each as EachRegister)(table)(name, (...row) => inNamespace(name, rowFirst(fn, row), options, failing), timeout);
+    // Jest reads the table (a tagged template's values too), formats each row's name and
+    // passes the row; the wrapper takes any arity, so Jest never takes the context for a done
+    // callback. A row's namespace is named after its formatted name, which Jest knows by then.
+    const each =
+      (table: readonly unknown[], ...values: unknown[]) =>
+      (name: string, fn: AnyEachFn, timeout?: number) =>
+        (register.each as EachRegister)(table, ...values)(
+          name,
+          (...row) => inNamespace(testId() ?? name, rowFirst(fn, row), options, failing),
+          timeout,
+        );
     return Object.assign(single, { each: each as SvcStubEach });
   };
   return Object.assign(wrap(jestTest), {

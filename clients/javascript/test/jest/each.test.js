@@ -36,9 +36,24 @@ test.concurrent.each([[1], [2], [3]])("concurrent row %i sees only its own reque
   namespaces.push(svcStub.namespace);
 });
 
+test.each`
+  mode              | status
+  ${"quota_limited"} | ${200}
+  ${"401"}          | ${401}
+`("a tagged template: $mode answers $status", async ({ mode, status }, { svcStub }) => {
+  await svcStub.arm(mode, { applyTo: "evaluate", ttlRequests: 1 });
+  expect((await evaluate(svcStub.url)).status).toBe(status);
+  namespaces.push(svcStub.namespace);
+});
+
 // Jest settles the rows above in order before it runs this one.
-test("every row had a namespace of its own", () => {
-  expect(namespaces).toHaveLength(8);
-  expect(new Set(namespaces).size).toBe(8);
-  expect(namespaces.every((name) => typeof name === "string")).toBe(true);
+test("every row had a namespace of its own, named after the row", () => {
+  expect(namespaces).toHaveLength(10);
+  expect(new Set(namespaces).size).toBe(10);
+  const rows = namespaces.map((name) => name.replace(/-[0-9a-f]{8}$/, ""));
+  expect(rows.slice(0, 2)).toEqual(["an-armed-500-answers-500-and-nothing-else-is-armed", "an-armed-429-answers-429-and-nothing-else-is-armed"]);
+  expect(rows).toContain("a-single-value-max-items");
+  expect(rows).toContain("an-object-row-status-503");
+  expect(rows.filter((row) => row.startsWith("concurrent-row-")).sort()).toEqual([1, 2, 3].map((n) => `concurrent-row-${n}-sees-only-its-own-request`));
+  expect(rows.slice(-2)).toEqual(["a-tagged-template-quota_limited-answers-200", "a-tagged-template-401-answers-401"]);
 });

@@ -57,6 +57,18 @@ jestTest.each([
 jestTest.each([{ mode: "500" as const }])("jest each $mode", async ({ mode }, { svcStub }) => {
   await svcStub.arm(mode);
 });
+const modes: string[][] = [["dark-mode"], ["max-items"]];
+jestTest.each(modes)("jest each %s, rows typed as plain arrays", async (flagKey, { svcStub }) => {
+  await svcStub.requests("evaluate");
+  void flagKey;
+});
+jestTest.each`
+  mode     | status
+  ${"500"} | ${500}
+`("jest each $mode, a tagged template", async ({ mode, status }, { svcStub }) => {
+  await svcStub.clearFaults();
+  void [mode, status];
+});
 jestTest.concurrent.each(["dark-mode"])("jest each %s", async (flagKey, { svcStub }) => {
   const key: string = flagKey;
   await svcStub.requests("evaluate");

@@ -56,5 +56,6 @@ test.for([
 });
 
 test("test.for's rows each had a namespace of their own", () => {
+  expect(forNamespaces).toHaveLength(2);
   expect(new Set(forNamespaces).size).toBe(2);
 });
