@@ -61,7 +61,7 @@ export interface SvcStubTest extends SvcStubTestForm {
   only: SvcStubTestForm;
   skip: SvcStubTestForm;
   /** Runs at once with the file's other concurrent tests: each still has its own namespace. */
-  concurrent: SvcStubTestForm;
+  concurrent: SvcStubTestForm & { only: SvcStubTestForm; skip: SvcStubTestForm };
   failing: SvcStubTestForm;
   todo: (name: string) => void;
 }
@@ -103,7 +103,10 @@ export function withSvcStub(options: NamespaceOptions = {}): SvcStubTest {
   return Object.assign(wrap(jestTest), {
     only: wrap(jestTest.only),
     skip: wrap(jestTest.skip),
-    concurrent: wrap(jestTest.concurrent),
+    concurrent: Object.assign(wrap(jestTest.concurrent), {
+      only: wrap(jestTest.concurrent.only),
+      skip: wrap(jestTest.concurrent.skip),
+    }),
     failing: wrap(jestTest.failing, true),
     todo: (name: string) => jestTest.todo(name),
   });

@@ -34,3 +34,8 @@ test("the concurrent tests' requests were all in flight at the same time", () =>
   const firstEnded = Math.min(...spans.map((s) => s.ended));
   expect(lastStarted).toBeLessThan(firstEnded);
 });
+
+// `.concurrent.skip` (and `.concurrent.only`) are the helper's too: skipped, this never runs.
+test.concurrent.skip("a skipped concurrent test never runs", async () => {
+  throw new Error("a skipped test ran");
+});

@@ -74,6 +74,11 @@ jestTest.concurrent.each(["dark-mode"])("jest each %s", async (flagKey, { svcStu
   await svcStub.requests("evaluate");
   void key;
 });
+jestTest.concurrent.skip("jest concurrent skip", async ({ svcStub }) => svcStub.clearFaults());
+jestTest.concurrent.only.each([[1]])("jest concurrent only each %i", async (n, { svcStub }) => {
+  const count: number = n;
+  void [count, svcStub.url];
+});
 // @ts-expect-error: a row's values come first, then the context
 jestTest.each([["500"]])("jest each %s", async ({ svcStub }) => svcStub.clearFaults());
 withSvcStub({ fixtures: "flags.yaml", keys: ["phc_mine"] });
