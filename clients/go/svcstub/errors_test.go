@@ -65,6 +65,17 @@ func TestStartFailuresAreOneLine(t *testing.T) {
 	}
 }
 
+func TestAFailedStartLeavesNothingInTheTemporaryDirectory(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir()) // so not parallel
+	if process, err := Start(StartOptions{Args: []string{"--fixtures", "/nonexistent/flags.yaml"}}); err == nil {
+		_ = process.Stop()
+		t.Fatal("it started")
+	}
+	if left, _ := os.ReadDir(os.TempDir()); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
 func TestAStartedStubServesAndIsGoneOnceStopped(t *testing.T) {
 	t.Parallel()
 	process, err := Start(StartOptions{})

@@ -60,10 +60,16 @@ func Start(options StartOptions) (*Process, error) {
 		stopWith = os.Getpid()
 	}
 	logDir := options.LogDir
+	started := false
 	if logDir == "" {
 		if logDir, err = os.MkdirTemp("", "svc-stub-"); err != nil {
 			return nil, &StartError{"svc-stub: " + err.Error()}
 		}
+		defer func() {
+			if !started {
+				_ = os.RemoveAll(logDir) // what a failed start logged is in its error by now
+			}
+		}()
 	}
 	logPath := filepath.Join(logDir, "stub.log")
 	log, err := os.Create(logPath)
@@ -89,6 +95,7 @@ func Start(options StartOptions) (*Process, error) {
 		return nil, err
 	}
 	go func() { _, _ = io.Copy(io.Discard, stdout) }() // it says nothing more; never let a pipe fill
+	started = true
 	return &Process{URL: url, LogPath: logPath, cmd: cmd}, nil
 }
 
