@@ -45,8 +45,12 @@ export class StubProcess {
   ) {
     this.#child = child;
     this.#logDirectory = logDirectory;
-    // A runner that exits without its teardown (a crash, process.exit) still stops the stub.
-    const kill = () => this.#child.exitCode === null && this.#child.kill("SIGKILL");
+    // A runner that exits without its teardown (a crash, process.exit) still stops the stub,
+    // and leaves no log directory behind.
+    const kill = () => {
+      if (this.#child.exitCode === null) this.#child.kill("SIGKILL");
+      rmSync(logDirectory, { recursive: true, force: true });
+    };
     process.on("exit", kill);
     this.#forget = () => process.off("exit", kill);
   }

@@ -2,7 +2,7 @@
 // deleted after; a failed test's journal named in the output; the stub stopped at the end.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
@@ -64,6 +64,13 @@ describe("a suite with no tests", () => {
   unused = useSvcStub();
 });
 
+/** A temporary directory for a child run that is killed, which cannot remove its stub's log. */
+function scratch(t) {
+  const directory = mkdtempSync(join(tmpdir(), "svc-stub-test-"));
+  t.after(() => rmSync(directory, { recursive: true, force: true }));
+  return directory;
+}
+
 /** The environment of a child test run: not this run's (node:test would refuse to nest). */
 function childEnvironment(changes) {
   const env = { ...process.env, ...changes };
@@ -75,6 +82,7 @@ function childEnvironment(changes) {
 describe("the run", () => {
   test("a failed test names its journal, written before its namespace went", async (t) => {
     const journals = mkdtempSync(join(tmpdir(), "svc-stub-journal-"));
+    t.after(() => rmSync(journals, { recursive: true, force: true }));
     const run = spawnSync(process.execPath, ["--test", "--test-reporter=spec", new URL("failing.js", RUNS).pathname], {
       env: childEnvironment({ SVC_STUB_URL: svcStub.baseUrl, SVC_STUB_JOURNAL_DIR: journals }),
       encoding: "utf8",
@@ -95,8 +103,8 @@ describe("the run", () => {
     await assert.rejects(new SvcStub(url).health(), { name: "StubUnreachable" });
   });
 
-  test("its stub is stopped when the run is interrupted (Ctrl-C)", async () => {
-    const env = childEnvironment({ SVC_STUB_URL: undefined, HANG: "1" });
+  test("its stub is stopped when the run is interrupted (Ctrl-C)", async (t) => {
+    const env = childEnvironment({ SVC_STUB_URL: undefined, HANG: "1", TMPDIR: scratch(t) });
     // its own process group, as a terminal's foreground job is: Ctrl-C signals the whole group
     const run = spawn(process.execPath, ["--test", new URL("hanging.js", RUNS).pathname], { env, detached: true });
     let said = "";
@@ -111,10 +119,10 @@ describe("the run", () => {
   });
 });
 
-test("the run's stub is stopped when the run is killed outright", async () => {
+test("the run's stub is stopped when the run is killed outright", async (t) => {
   // the test file run as a script: its process is the one that started the stub
   const run = spawn(process.execPath, [new URL("hanging.js", RUNS).pathname], {
-    env: childEnvironment({ SVC_STUB_URL: undefined, HANG: "1" }),
+    env: childEnvironment({ SVC_STUB_URL: undefined, HANG: "1", TMPDIR: scratch(t) }),
   });
   let said = "";
   run.stdout.on("data", (chunk) => (said += chunk));

@@ -1,6 +1,6 @@
 // A failed test's journal, named in Vitest's output: run in a child Vitest on the run's stub.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -8,8 +8,9 @@ import { expect, test } from "svc-stub/vitest";
 
 const VITEST = new URL("../../node_modules/vitest/vitest.mjs", import.meta.url).pathname;
 
-test("a failed test names its journal, written before its namespace went", async () => {
+test("a failed test names its journal, written before its namespace went", async ({ onTestFinished }) => {
   const journals = mkdtempSync(join(tmpdir(), "svc-stub-journal-"));
+  onTestFinished(() => rmSync(journals, { recursive: true, force: true }));
   const config = new URL("runs/vitest.config.js", import.meta.url).pathname;
   const run = spawnSync(process.execPath, [VITEST, "run", "--config", config], {
     env: { ...process.env, SVC_STUB_JOURNAL_DIR: journals, VITEST: undefined, VITEST_WORKER_ID: undefined, VITEST_POOL_ID: undefined, NODE_ENV: undefined },
