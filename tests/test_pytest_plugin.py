@@ -775,7 +775,7 @@ class TestARunKilledOutright:
 
     @pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["one process", "xdist"])
     def test_leaves_no_stub_behind(
-        self, pytester: pytest.Pytester, workers: tuple[str, ...]
+        self, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: tuple[str, ...]
     ) -> None:
         write_tests(
             pytester,
@@ -787,6 +787,8 @@ class TestARunKilledOutright:
                 time.sleep(INNER_SLEEP_S)
             """.replace("INNER_SLEEP_S", str(INNER_TIMEOUT_S)),
         )
+        # the killed controller cannot remove its run directory: keep it in the test's own
+        monkeypatch.setenv("TMPDIR", str(pytester.mkdir("tmp")))
         inner = pytester.popen(
             [sys.executable, "-m", "pytest", *INNER_PYTEST, *workers],
             stdout=subprocess.DEVNULL,
