@@ -26,6 +26,7 @@ from stub.config import (
     DEFAULT_MAX_UPSTREAM_IN_FLIGHT_BYTES,
     DEFAULT_NAMESPACE_MAX_RECORDED,
     DEFAULT_PORT,
+    IntRange,
     StubConfig,
     Upstream,
     is_loopback,
@@ -45,13 +46,6 @@ def _option(*declarations: str, **attributes: Any) -> Callable[[F], F]:
     SVC_STUB_MAX_RECORDED), as CI sets things, and names it in --help."""
     variable = "SVC_STUB_" + declarations[0].lstrip("-").upper().replace("-", "_")
     return click.option(*declarations, envvar=variable, show_envvar=True, **attributes)
-
-
-class IntRange(click.IntRange):
-    """click's bounded integer, whose refusal of a word reads "'abc' is not a valid integer."
-    (click's own says "integer range", which reads as if a range were wanted)."""
-
-    name = "integer"
 
 
 class ConfigError(Exception):

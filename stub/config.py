@@ -1,4 +1,5 @@
-"""Frozen settings of one stub instance, shared by the CLI, the app and the pytest plugin."""
+"""Frozen settings of one stub instance, shared by the CLI, the app and the pytest plugin; and
+the bounded integer every command's options take."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import ipaddress
 from pathlib import Path
 from typing import NamedTuple
 
+import click
 from yarl import URL
 
 DEFAULT_HOST = "127.0.0.1"
@@ -18,6 +20,13 @@ DEFAULT_MAX_RECORDED_IN_NAMESPACES = 50_000
 DEFAULT_MAX_RECORDED_BYTES = 128 * 1024 * 1024
 DEFAULT_MAX_UPSTREAM_IN_FLIGHT_BYTES = 256 * 1024 * 1024
 """Four of the largest answer relayed (64 MiB): what proxy mode holds of answers at once."""
+
+
+class IntRange(click.IntRange):
+    """click's bounded integer, whose refusal of a word reads "'abc' is not a valid integer."
+    (click's own says "integer range", which reads as if a range were wanted)."""
+
+    name = "integer"
 
 
 class Upstream(NamedTuple):

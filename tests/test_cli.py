@@ -172,6 +172,27 @@ class TestConfigurationErrors:
     def test_usage_errors(self, args: list[str], message: str) -> None:
         assert one_line(run_stub(*args)).startswith(message)
 
+    @pytest.mark.parametrize(
+        ("args", "message"),
+        [
+            (
+                ["conformance", "--adapter", "http://127.0.0.1:9", "--parallel", "x"],
+                "svc-stub conformance: error: Invalid value for '--parallel': 'x' is not a "
+                "valid integer.",
+            ),
+            (
+                ["record", "--upstream", "http://127.0.0.1:9", "--runtime-key", "k", "--out",
+                 "staging.yaml", "--max-answer-bytes", "x"],
+                "svc-stub record: error: Invalid value for '--max-answer-bytes' (env var: "
+                "'SVC_STUB_MAX_ANSWER_BYTES'): 'x' is not a valid integer.",
+            ),
+        ],
+    )  # fmt: skip
+    def test_every_command_refuses_a_word_for_a_number_alike(
+        self, args: list[str], message: str
+    ) -> None:
+        assert one_line(run_stub(*args), args[0]) == message
+
     def test_the_namespace_bounds_are_the_ones_given(self) -> None:
         options = ("--max-namespaces", "1", "--namespace-max-recorded", "2")
         with spawn_stub(*options, "--max-recorded-in-namespaces", "7") as stub:

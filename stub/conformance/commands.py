@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from stub.config import IntRange
 from stub.conformance.cases import AREAS, Case, CaseError, load_cases
 from stub.conformance.contracts import (
     Unsupported,
@@ -40,7 +41,7 @@ from stub.process import StubProcess, StubStartError
 )
 @click.option("--case", "names", multiple=True, metavar="PATTERN", help="Only these cases (glob).")
 @click.option("--area", "areas", multiple=True, type=click.Choice(AREAS), help="Only this area.")
-@click.option("--parallel", default=4, show_default=True, type=click.IntRange(1, 64))
+@click.option("--parallel", default=4, show_default=True, type=IntRange(1, 64))
 @click.option("--strict", is_flag=True, help="What the published clients do counts too.")
 @click.option("--junit", "junit_path", type=click.Path(path_type=Path), help="Write JUnit XML.")
 @click.option("--list", "list_only", is_flag=True, help="List the cases and exit.")

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple, TypeVar
 
 import click
 
-from stub.config import Upstream
+from stub.config import IntRange, Upstream
 from stub.fixtures import load_fixture_paths
 from stub.keys import redacted
 from stub.management.seed import DEFAULT_KEY, Principal
@@ -72,7 +72,7 @@ def _upstream_options(command: F) -> F:
             ),
             _option(
                 "--max-answer-bytes",
-                type=click.IntRange(min=1),
+                type=IntRange(min=1),
                 metavar="N",
                 default=MAX_ANSWER_BYTES,
                 show_default=True,
