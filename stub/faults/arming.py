@@ -36,6 +36,8 @@ PASS = "none"
 MAX_ARMED = 100
 MAX_SEQUENCE = 1000
 FAULT_HEADER = "X-Svc-Test-Fault"
+FAULT_QUERY = "fault"
+"""The query parameter that faults one request (`?fault=503`), the header's twin."""
 
 _MODES = tuple(mode.value for mode in FaultMode)
 _STEP_KEYS = ("mode", "delayMs", "status", "body", "retryAfter")
@@ -187,13 +189,15 @@ def request_fault(request: web.Request) -> Fired | None:
     if mode is not None:
         return _per_request(mode, "header", request.headers.get)
     if "fault=" in request.raw_path:  # a cheap test first: parsing the query costs more
-        mode = request.query.get("fault")
+        mode = request.query.get(FAULT_QUERY)
         if mode is not None:
             return _per_request(mode, "query", request.query.get)
     return None
 
 
 _PARAMETERS = (("delayMs", "Delay-Ms"), ("status", "Status"), ("retryAfter", "Retry-After"))
+FAULT_QUERY_PARAMETERS = (FAULT_QUERY, *(name for name, _ in _PARAMETERS))
+"""Every query parameter of a per-request fault (proxy mode forwards none of them)."""
 
 
 def _per_request(mode: str, source: Source, param: Callable[[str], str | None]) -> Fired:
@@ -201,7 +205,7 @@ def _per_request(mode: str, source: Source, param: Callable[[str], str | None]) 
     with the query."""
     if mode.strip() == PASS:
         return Fired(None, source)
-    mode_label = FAULT_HEADER if source == "header" else "fault"
+    mode_label = FAULT_HEADER if source == "header" else FAULT_QUERY
     document: dict[str, Any] = {"mode": mode.strip()}
     labels = {"mode": mode_label}
     for field_name, header_suffix in _PARAMETERS:
@@ -288,8 +292,8 @@ def _status_hint(raw: object, label: str, status_label: str) -> str:
         return ""
     if label == FAULT_HEADER:
         how = f"{FAULT_HEADER}: status with {status_label}: {code}"
-    elif label == "fault":
-        how = f"fault=status&status={code}"
+    elif label == FAULT_QUERY:
+        how = f"{FAULT_QUERY}=status&{status_label}={code}"
     else:
         how = f'{{"mode": "status", "status": {code}}}'
     return f"; for a {code}, use {how}"

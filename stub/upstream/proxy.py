@@ -27,6 +27,7 @@ from aiohttp.typedefs import Handler
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from stub.config import Upstream
+from stub.faults.arming import FAULT_QUERY, FAULT_QUERY_PARAMETERS
 from stub.route_declaration import RouteDeclaration
 from stub.serving import RateLimited
 from stub.state import UPSTREAMED, StubState, Upstreamed, state_of
@@ -67,8 +68,6 @@ asked for in encodings the session can undo, and the connection is the session's
 _NOT_RELAYED = _HOP_BY_HOP | {"content-length", "content-encoding", "date", "server"}
 _OWN_HEADER_PREFIXES = ("x-svc-test-", "x-svc-stub-")
 """svc-stub's own headers (faults, namespaces, warnings) are for svc-stub, never the service."""
-FAULT_QUERY = ("fault", "delayMs", "status", "retryAfter")
-"""A per-request fault's query parameters, taken off before forwarding."""
 
 
 IN_FLIGHT_OPTION = "--max-upstream-in-flight-bytes"
@@ -309,12 +308,12 @@ def _carries_token(name: str, value: str, control_token: str | None) -> bool:
 def _forwarded_query(request: web.Request) -> str:
     """The query as sent (byte for byte), less a per-request fault's parameters."""
     raw = request.rel_url.raw_query_string
-    if "fault" not in request.query:
+    if FAULT_QUERY not in request.query:
         return raw
     return "&".join(
         part
         for part in raw.split("&")
-        if urllib.parse.unquote_plus(part.partition("=")[0]) not in FAULT_QUERY
+        if urllib.parse.unquote_plus(part.partition("=")[0]) not in FAULT_QUERY_PARAMETERS
     )
 
 
