@@ -6,6 +6,7 @@ import json
 import socket
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
@@ -135,6 +136,19 @@ def free_port() -> int:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
         return port
+
+
+def closed_within(port: int, seconds: float) -> bool:
+    """Whether nothing listens on loopback `port` within `seconds`: a stub stopped, by
+    whatever stops it."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        except ConnectionRefusedError:
+            return True
+        time.sleep(0.05)
+    return False
 
 
 @contextmanager

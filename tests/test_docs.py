@@ -13,7 +13,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from conftest import (
     INNER_PYTEST,
     SERVICE_RUNTIME_KEY,
     SpawnedStub,
+    closed_within,
     free_port,
     real_service,
     spawn_stub,
@@ -290,7 +290,7 @@ class TestTheTour:
         assert len(checked) >= 5
         for step, output in checked:
             assert matches(output, step.expected), f"{step.script}\nprinted {output}"
-        assert _closed_within(int(port), seconds=5)  # stopped by its trap: nothing listens
+        assert closed_within(int(port), seconds=5)  # stopped by its trap: nothing listens
 
     def test_a_failing_step_still_stops_the_stub(self) -> None:
         (block,) = shell_blocks("## A tour with curl")
@@ -300,7 +300,7 @@ class TestTheTour:
         done = bash(script)
         assert done.returncode == 1
         assert '{"ok":true}' in done.stdout  # it waited for the stub before going on
-        assert _closed_within(int(port), seconds=5)  # stopped by its trap: nothing listens
+        assert closed_within(int(port), seconds=5)  # stopped by its trap: nothing listens
 
     def test_under_a_taken_port_the_ready_check_says_why_and_goes_on(self) -> None:
         """Another svc-stub holds the port: the tour's own stub stops, and its ready check
@@ -623,7 +623,7 @@ class TestOnYourMachineFirst:
         for shown in _shown_outputs(script):
             pattern = ".*".join(re.escape(part) for part in shown.split("..."))
             assert any(re.fullmatch(pattern, line) for line in printed), (shown, printed)
-        assert _closed_within(int(service), seconds=5), f"a stub still listens on {service}"
+        assert closed_within(int(service), seconds=5), f"a stub still listens on {service}"
 
     def test_a_stand_in_that_cannot_start_stops_it_with_its_own_error(self, tmp_path: Path) -> None:
         """The port is taken: the script says why in the stand-in's words and goes no
@@ -642,17 +642,6 @@ class TestOnYourMachineFirst:
         assert "cannot listen" in done.stdout
         assert "recorded" not in done.stdout
         assert not (tmp_path / "staging.yaml").exists()
-
-
-def _closed_within(port: int, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-        except ConnectionRefusedError:
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def _shown_outputs(block: str) -> list[str]:
@@ -693,7 +682,7 @@ class TestProxySection:
         assert forwarded[0]["status"] == 200
         assert forwarded[1] is None
         for port in (service, proxy):  # stopped by the block's trap
-            assert _closed_within(int(port), seconds=5), f"a stub still listens on {port}"
+            assert closed_within(int(port), seconds=5), f"a stub still listens on {port}"
 
 
 class TestTheBrowserGuide:

@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from conftest import INNER_PYTEST
+from conftest import INNER_PYTEST, closed_within
 from stub.client import StubClient, StubError
 from stub.config import DEFAULT_PORT
 from stub.process import StubProcess
@@ -799,7 +799,7 @@ class TestARunKilledOutright:
             url = self._noted_url(pytester, inner)
             os.kill(inner.pid, signal.SIGKILL)  # the run's own process: pytest, or xdist's
             inner.wait()
-            assert self._stops_answering(url, within_s=5), f"{url} still answers"
+            assert closed_within(port_of(url), seconds=5), f"{url} still answers"
         finally:
             with contextlib.suppress(ProcessLookupError):  # xdist's workers, left by it
                 os.killpg(inner.pid, signal.SIGKILL)
@@ -814,17 +814,6 @@ class TestARunKilledOutright:
             time.sleep(0.05)
         (line,) = seen(pytester)
         return str(line["url"])
-
-    @staticmethod
-    def _stops_answering(url: str, within_s: float) -> bool:
-        deadline = time.monotonic() + within_s
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port_of(url)), timeout=1).close()
-            except ConnectionRefusedError:
-                return True
-            time.sleep(0.05)
-        return False
 
 
 class TestWithoutNamespaces:

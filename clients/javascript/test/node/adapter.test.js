@@ -64,7 +64,10 @@ describe("a suite with no tests", () => {
   unused = useSvcStub();
 });
 
-/** A temporary directory for a child run that is killed, which cannot remove its stub's log. */
+/**
+ * A temporary directory of the test's own, removed after it: for a child run's journals, or for
+ * a child run that is killed, which cannot remove its stub's log.
+ */
 function scratch(t) {
   const directory = mkdtempSync(join(tmpdir(), "svc-stub-test-"));
   t.after(() => rmSync(directory, { recursive: true, force: true }));
@@ -81,8 +84,7 @@ function childEnvironment(changes) {
 
 describe("the run", () => {
   test("a failed test names its journal, written before its namespace went", async (t) => {
-    const journals = mkdtempSync(join(tmpdir(), "svc-stub-journal-"));
-    t.after(() => rmSync(journals, { recursive: true, force: true }));
+    const journals = scratch(t);
     const run = spawnSync(process.execPath, ["--test", "--test-reporter=spec", new URL("failing.js", RUNS).pathname], {
       env: childEnvironment({ SVC_STUB_URL: svcStub.baseUrl, SVC_STUB_JOURNAL_DIR: journals }),
       encoding: "utf8",
