@@ -13,9 +13,20 @@ from stub.control import routes as control
 from stub.control.access import ControlAccess
 from stub.cors import ORIGIN, REQUEST_METHOD, allow_any_origin, is_preflight, preflight_answer
 from stub.fixtures import DEFAULT_SET, FixtureSet, load_fixture_paths
+from stub.http.lane import ANSWERED_DIRECTLY
+from stub.http.paths import Paths, Plane, by_path, route_defs
+from stub.http.pipeline import (
+    client_route,
+    control_route,
+    expect_continue,
+    guarded,
+    in_namespace,
+    preflight_route,
+    unmatched,
+)
+from stub.http.route import RouteDeclaration, declaration_of
 from stub.inspector import routes as inspector
 from stub.inspector.routes import PUBLIC
-from stub.management import routes as management
 from stub.namespaces import (
     NAME_RULE,
     NAMESPACES,
@@ -25,28 +36,15 @@ from stub.namespaces import (
     is_name,
     strip_prefixes_before_routing,
 )
-from stub.route_declaration import RouteDeclaration, declaration_of
-from stub.routing import Paths, Plane, by_path, route_defs
-from stub.runtime import routes as runtime
-from stub.server.direct import ANSWERED_DIRECTLY
-from stub.serving import (
-    client_route,
-    control_route,
-    expect_continue,
-    guarded,
-    in_namespace,
-    preflight_route,
-    unmatched,
-)
+from stub.routes import management, posthog, runtime
 from stub.upstream.proxy import Forwarding, forwarding, upstream_session
-from stub.vendor import routes as vendor
 from stub.watch import watching
 from stub.wire import ApiError, request_value
 
 _MANAGEMENT = Plane(
     management.routes, management.error_body, trailing_slash=False, rate_limited=False, cors=False
 )
-CLIENT_PLANES = (Plane(runtime.routes), Plane(vendor.routes), _MANAGEMENT)
+CLIENT_PLANES = (Plane(runtime.routes), Plane(posthog.routes), _MANAGEMENT)
 _CONTROL = Plane(web.RouteTableDef(), cors=False)
 """The test-control plane (and /health): its own rules for pages (control/access.py)."""
 

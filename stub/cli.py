@@ -32,9 +32,9 @@ from stub.config import (
     is_loopback,
 )
 from stub.control.access import BadSetting, host_setting, origin_setting
+from stub.http import ListenError, is_running, serve
 from stub.process import ready_line
 from stub.rate_limit import is_rate
-from stub.server import ListenError, is_running, serve
 from stub.upstream.transport import UpstreamError, tls_context, upstream_of
 from stub.validation import FixtureError
 

@@ -17,11 +17,11 @@ from stub.fixtures import FixtureSet
 from stub.keys import KeyPolicy, KeyRules
 from stub.management.seed import ManagementSeed
 from stub.management.store import ManagementStore
+from stub.posthog.documents import VendorDocuments
 from stub.rate_limit import Limits, RateLimiter
 from stub.recording import BoundedLog, Signal, Tally
 from stub.runtime.evaluation import DecisionTable
 from stub.validation import FixtureError, Where
-from stub.vendor.documents import VendorDocuments
 from stub.wire import MAX_WRITABLE_DEPTH
 
 Json = dict[str, Any]

@@ -18,7 +18,7 @@ from aiohttp.test_utils import TestClient
 
 from conftest import AUTH, AiohttpClient
 from stub import StubConfig, create_app
-from stub.server.direct import DirectLane
+from stub.http.lane import DirectLane
 
 EVALUATE = "/v1/flags/evaluate"
 CAPTURE = "/v1/capture"

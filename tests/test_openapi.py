@@ -20,9 +20,9 @@ from stub import StubConfig, create_app
 from stub.app import CLIENT_PLANES
 from stub.faults.arming import GROUPS, SELECTORS, Source
 from stub.faults.modes import FaultMode
+from stub.http.pipeline import WARNING_HEADER
 from stub.keys import ClientPlane, Family, misuse
-from stub.management import routes as management
-from stub.serving import WARNING_HEADER
+from stub.routes import management
 
 DOCUMENT_PATH = Path(stub.__file__).resolve().parent / "openapi.json"
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")

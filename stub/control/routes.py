@@ -16,9 +16,9 @@ from stub.keys import parse_limits
 from stub.management.seed import ManagementSeed, parse_management
 from stub.namespaces import NAMESPACES, base_url
 from stub.packaged import PackagedFile
+from stub.posthog.documents import fixtures_from_vendor_flags
 from stub.state import RequestRecord, Served, StubState, state_of
 from stub.validation import FixtureError, Where, mapping
-from stub.vendor.documents import fixtures_from_vendor_flags
 from stub.wire import (
     MAX_WAIT_MS,
     ApiError,

@@ -9,7 +9,7 @@ from typing import Any
 from aiohttp.test_utils import TestServer
 from aiohttp.web_runner import BaseRunner
 
-from stub.server.connection import StubRunner
+from stub.http.connection import StubRunner
 
 
 class StubTestServer(TestServer):

@@ -28,8 +28,8 @@ from multidict import CIMultiDict, CIMultiDictProxy
 
 from stub.config import Upstream
 from stub.faults.arming import FAULT_QUERY, FAULT_QUERY_PARAMETERS
-from stub.route_declaration import RouteDeclaration
-from stub.serving import RateLimited
+from stub.http.pipeline import RateLimited
+from stub.http.route import RouteDeclaration
 from stub.state import UPSTREAMED, StubState, Upstreamed, state_of
 from stub.upstream.transport import (
     MAX_ANSWER_BYTES,

@@ -9,9 +9,9 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from stub.route_declaration import Records, RouteDeclaration
+from stub.http.pipeline import admit
+from stub.http.route import Records, RouteDeclaration
 from stub.runtime.evaluation import DecisionTable
-from stub.serving import admit
 from stub.state import StubState, state_of
 from stub.wire import (
     REQUEST_SEQ,

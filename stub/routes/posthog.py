@@ -6,8 +6,8 @@ from typing import Any
 
 from aiohttp import web
 
-from stub.route_declaration import BODY_KEY, TOKEN_KEY, Records, RouteDeclaration
-from stub.serving import admit
+from stub.http.pipeline import admit
+from stub.http.route import BODY_KEY, TOKEN_KEY, Records, RouteDeclaration
 from stub.state import state_of
 from stub.wire import (
     encoded_response,

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from aiohttp import web
 
-from stub.server.access_log import RedactingAccessLogger
-from stub.server.connection import StubRunner
+from stub.http.access_log import RedactingAccessLogger
+from stub.http.connection import StubRunner
 
 # In-flight requests (a 10 s delay fault, say) must not hold up a stop: tests wait on it.
 # aiohttp waits this long twice (for handlers to finish, then after cancelling them), so a stop

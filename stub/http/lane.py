@@ -27,9 +27,9 @@ from aiohttp.streams import StreamReader
 
 from stub.cors import ORIGIN, READABLE_BY_ANY_PAGE
 from stub.faults.arming import FAULT_HEADER
+from stub.http.pipeline import admits_quietly
+from stub.http.route import RouteDeclaration
 from stub.namespaces import PREFIX, Namespaces, named_in, unprefixed
-from stub.route_declaration import RouteDeclaration
-from stub.serving import admits_quietly
 from stub.state import RequestRecord, StubState, bounded_headers
 from stub.wire import JSON, ApiError, presented_key_in
 

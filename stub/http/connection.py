@@ -15,8 +15,8 @@ from aiohttp import web
 from aiohttp.http_parser import RawRequestMessage
 from aiohttp.web_protocol import RequestHandler, RequestPayloadError
 
+from stub.http.lane import ANSWERED_DIRECTLY, MAY_BE_DIRECT, DirectLane
 from stub.namespaces import NAMESPACES
-from stub.server.direct import ANSWERED_DIRECTLY, MAY_BE_DIRECT, DirectLane
 from stub.wire import JSON
 
 log = logging.getLogger("stub")

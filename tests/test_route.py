@@ -12,8 +12,7 @@ from aiohttp.test_utils import make_mocked_request
 
 from stub import StubConfig
 from stub.fixtures import DEFAULT_SET, load_fixture_paths
-from stub.namespaces import Namespaces
-from stub.route_declaration import (
+from stub.http.route import (
     BODY_KEY,
     DECLARED,
     HEADER_KEY,
@@ -21,14 +20,14 @@ from stub.route_declaration import (
     RouteDeclaration,
     declaration_of,
 )
-from stub.runtime import routes as runtime
+from stub.namespaces import Namespaces
+from stub.routes import posthog, runtime
 from stub.state import StubState
-from stub.vendor import routes as vendor
 from stub.wire import presented_key
 
 DECLARED_ROUTES = [
     route
-    for table in (runtime.routes, vendor.routes)
+    for table in (runtime.routes, posthog.routes)
     for route in table
     if isinstance(route, web.RouteDef)
 ]
