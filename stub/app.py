@@ -13,6 +13,8 @@ from stub.control import routes as control
 from stub.control.access import ControlAccess
 from stub.cors import ORIGIN, REQUEST_METHOD, allow_any_origin, is_preflight, preflight_answer
 from stub.fixtures import DEFAULT_SET, FixtureSet, load_fixture_paths
+from stub.http.admission import admitting
+from stub.http.connection import install_prefix_aware_factory
 from stub.http.lane import ANSWERED_DIRECTLY
 from stub.http.paths import Paths, Plane, by_path, route_defs
 from stub.http.pipeline import (
@@ -34,7 +36,6 @@ from stub.namespaces import (
     PREFIXED,
     Namespaces,
     is_name,
-    strip_prefixes_before_routing,
 )
 from stub.routes import management, posthog, runtime
 from stub.upstream.proxy import Forwarding, forwarding, upstream_session
@@ -42,9 +43,14 @@ from stub.watch import watching
 from stub.wire import ApiError, request_value
 
 _MANAGEMENT = Plane(
-    management.routes, management.error_body, trailing_slash=False, rate_limited=False, cors=False
+    management.routes,
+    "management",
+    error_body=management.error_body,
+    trailing_slash=False,
+    rate_limited=False,
+    cors=False,
 )
-CLIENT_PLANES = (Plane(runtime.routes), Plane(posthog.routes), _MANAGEMENT)
+CLIENT_PLANES = (Plane(runtime.routes, "runtime"), Plane(posthog.routes, "vendor"), _MANAGEMENT)
 _CONTROL = Plane(web.RouteTableDef(), cors=False)
 """The test-control plane (and /health): its own rules for pages (control/access.py)."""
 
@@ -56,7 +62,7 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
     namespaces = Namespaces(config, fixtures)
     app = web.Application(client_max_size=config.max_body_bytes)
     app[NAMESPACES] = namespaces
-    strip_prefixes_before_routing(app)
+    install_prefix_aware_factory(app)
     forward = _forwarding(app, config)
     answered_directly = app[ANSWERED_DIRECTLY] = {}  # in proxy mode, the service answers
     paths = Paths()
@@ -123,9 +129,16 @@ def _client_route(
     namespaces: Namespaces, route: web.RouteDef, plane: Plane, forward: Forwarding | None
 ) -> Handler:
     name = route.kwargs["name"]
+    declared = declaration_of(route)
+    if forward is not None:
+        answer = forward(declared, plane.rate_limited)
+    elif plane.admits is not None:
+        answer = admitting(route.handler, declared, plane.admits)
+    else:
+        answer = route.handler
     return client_route(
         namespaces,
-        route.handler if forward is None else forward(declaration_of(route), plane.rate_limited),
+        answer,
         name=name,
         selector=selector_of(name),
         error_body=plane.error_body,

@@ -32,7 +32,7 @@ from stub.config import (
     is_loopback,
 )
 from stub.control.access import BadSetting, host_setting, origin_setting
-from stub.http import ListenError, is_running, serve
+from stub.http.listener import ListenError, is_running, serve
 from stub.process import ready_line
 from stub.rate_limit import is_rate
 from stub.upstream.transport import UpstreamError, tls_context, upstream_of

@@ -9,23 +9,17 @@ import itertools
 import logging
 import re
 import time
-import urllib.parse
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from aiohttp import hdrs, web
-from aiohttp.abc import AbstractStreamWriter
-from aiohttp.http_parser import RawRequestMessage
-from aiohttp.streams import StreamReader
-from aiohttp.web_protocol import RequestHandler
-from yarl import URL
 
 from stub.config import StubConfig
 from stub.fixtures import FixtureSet
 from stub.recording import Tally
 from stub.state import Served, StubState
-from stub.wire import ApiError, presented_key, read_json_object, request_value
+from stub.wire import ApiError, presented_key_in, read_json_object, request_value
 
 log = logging.getLogger("stub")
 
@@ -97,48 +91,38 @@ class Namespaces:
     def reload_failed(self, message: str) -> None:
         self.reload_error = message
 
-    def pick(self, request: web.Request) -> StubState | None:
-        """The request's namespace, by prefix, header or a key in its headers; None when keys
-        are bound and only the body can say which (see `pick_by_body_key`)."""
-        name = _named_by(request)
+    def resolve(
+        self,
+        prefixed: str | None,
+        headers: Mapping[str, str],
+        client: web.BaseRequest | None = None,
+        *,
+        create: bool = True,
+    ) -> StubState | None:
+        """The one namespace resolver, for both lanes, the control routes and proxy mode: the
+        name the path prefix gave (`prefixed`, taken off before routing: http/target.py) or the
+        header gives; else, for a `client` request, the namespace a key in its headers (or the
+        definitions poll's `?token=`) is bound to; else the default one. Not `create`: only
+        one that exists (a 404, or an evicted one's 410). None: keys are bound and only the
+        client's body can say which (`resolve_by_body`)."""
+        name = named_in(prefixed, headers)
         if name is not None:
-            return self.named(name)
-        keyed = self._owners or self._evicted_keys  # self.keyed, inlined: every request asks
-        return self._by_header_key(request) if keyed else self.default
+            return self.named(name, create=create)
+        if client is None or not (self._owners or self._evicted_keys):  # keyed, inlined
+            return self.default
+        keys = (presented_key_in(headers), client.query.get("token", "").strip())
+        for key in keys:
+            owned = self._owned_by(key) if key else None
+            if owned is not None:
+                return owned
+        return self.default if any(keys) or not client.body_exists else None
 
-    @property
-    def keyed(self) -> bool:
-        """Keys are bound to namespaces (or were, to evicted ones): a key may pick one."""
-        return bool(self._owners or self._evicted_keys)
-
-    def pick_explicit(self, request: web.Request) -> StubState:
-        """A control request's namespace: by prefix or header only (keys never choose it)."""
-        name = _named_by(request)
-        return self.default if name is None else self.named(name)
-
-    def pick_existing(self, request: web.Request) -> StubState:
-        """The namespace a control request names, only if it exists: watching one creates
-        nothing (a 404, or the 410 of an evicted one)."""
-        name = _named_by(request)
-        return self.default if name is None else self.named(name, create=False)
-
-    def pick_for_preflight(self, request: web.Request) -> StubState | None:
-        """The namespace a browser's preflight belongs to, where it can tell: the one its path
-        prefix names, else the default one, unless the request it precedes names another by
-        header or by a bound key (a preflight carries neither value: None)."""
-        name = request_value(request, PREFIXED)
-        if name is not None:
-            return self.named(name)
-        announced = request.headers.get(hdrs.ACCESS_CONTROL_REQUEST_HEADERS, "").lower()
-        if HEADER.lower() in announced or self._owners:
-            return None
-        return self.default
-
-    async def pick_by_body_key(self, request: web.Request) -> StubState:
-        """The namespace of the project key a vendor request carries in its body."""
+    async def resolve_by_body(self, request: web.Request) -> StubState:
+        """The namespace of the project key a PostHog request carries in its body, where
+        `resolve` could not tell."""
         if request.body_exists:
             try:
-                body = await read_json_object(request)  # cached: the handler reads it again
+                body = await read_json_object(request)  # cached: the admission reads it again
             except ApiError:
                 return self.default  # the handler answers the bad body
             for field in ("api_key", "token"):
@@ -148,6 +132,21 @@ class Namespaces:
                     if owned is not None:
                         return owned
         return self.default
+
+    @property
+    def keyed(self) -> bool:
+        """Keys are bound to namespaces (or were, to evicted ones): a key may pick one."""
+        return bool(self._owners or self._evicted_keys)
+
+    def resolve_preflight(self, request: web.Request) -> StubState | None:
+        """The namespace a browser's preflight belongs to, where it can tell: the one its path
+        prefix names, else the default one, unless the request it precedes names another by
+        header or by a bound key (a preflight carries neither value: None)."""
+        prefixed = request_value(request, PREFIXED)
+        announced = request.headers.get(hdrs.ACCESS_CONTROL_REQUEST_HEADERS, "").lower()
+        if prefixed is None and (HEADER.lower() in announced or self._owners):
+            return None
+        return self.resolve(prefixed, {})
 
     def _owned_by(self, key: str) -> StubState | None:
         """The namespace `key` is bound to (a 410 if that one was evicted), or None."""
@@ -305,15 +304,6 @@ class Namespaces:
         for key in self._keys.pop(name, ()):
             del self._owners[key]
 
-    def _by_header_key(self, request: web.Request) -> StubState | None:
-        """By the key in the headers, or the definitions poll's `?token=`."""
-        keys = (presented_key(request), request.query.get("token", "").strip())
-        for key in keys:
-            owned = self._owned_by(key) if key else None
-            if owned is not None:
-                return owned
-        return self.default if any(keys) or not request.body_exists else None
-
     def _new(self, served: Served, max_recorded: int, tally: Tally | None = None) -> StubState:
         """The default namespace may keep all `--max-recorded-bytes` of bodies; a named one an
         eighth, so one heavy test cannot take the whole pool that named ones share."""
@@ -357,71 +347,3 @@ def named_in(prefixed: str | None, headers: Mapping[str, str]) -> str | None:
 
 
 NAMESPACES = web.AppKey("namespaces", Namespaces)
-
-RequestFactory = Callable[..., web.Request]
-HOOK = "_make_request"
-"""The one private aiohttp attribute svc-stub touches: an application's request factory, the
-only code aiohttp runs on a request before routing it. aiohttp offers no public way to
-rewrite a path before routing: a sub-application's prefix is static; a custom resource or a
-middleware sees the request after it was made, and re-routing a clone means setting its match
-info (private too); a `web.Server` of our own needs the application's private handler.
-tests/test_namespaces.py fails loudly, naming this, if aiohttp changes the factory."""
-
-
-def strip_prefixes_before_routing(app: web.Application) -> None:
-    """Every request the app makes loses its `/ns/{name}` prefix before it is routed (see
-    `_prefix_aware`); object.__setattr__: aiohttp's debug mode warns on any attribute set on
-    an application."""
-    object.__setattr__(app, HOOK, _prefix_aware(getattr(app, HOOK)))
-
-
-def _prefix_aware(make_request: RequestFactory) -> RequestFactory:
-    """Wrap an application's request factory so `/ns/{name}/rest` becomes a request for
-    `/rest` that remembers `name` (under PREFIXED): routing, faults, recording and every
-    handler then see the path a client without namespaces sends. A bad name is left in the
-    path, for the route that explains the rule."""
-
-    def make(
-        message: RawRequestMessage,
-        payload: StreamReader,
-        protocol: RequestHandler,
-        writer: AbstractStreamWriter,
-        task: Any,
-        _cls: type[web.Request] = web.Request,
-    ) -> web.Request:
-        name = None
-        if PREFIX in message.path:  # "in": an absolute-form target starts with its scheme
-            name, message = unprefixed(message)
-        request = make_request(message, payload, protocol, writer, task, _cls)
-        if name is not None:
-            request[PREFIXED] = name
-        return request
-
-    return make
-
-
-def unprefixed(message: RawRequestMessage) -> tuple[str | None, RawRequestMessage]:
-    """The namespace a request's `/ns/{name}` prefix names, and the request without it; (None,
-    the request) when it has none or a bad one."""
-    url = message.url
-    if not url.raw_path.startswith(PREFIX):
-        return None, message
-    segment, slash, rest = url.raw_path[len(PREFIX) :].partition("/")
-    name = urllib.parse.unquote(segment)
-    if "/" in name or not is_name(name):
-        return None, message
-    path = slash + rest or "/"
-    query = url.raw_query_string
-    if url.absolute:  # `GET http://host/ns/t-1/health`: keep where it was sent
-        stripped = URL.build(
-            scheme=url.scheme,
-            authority=url.raw_authority,
-            path=path,
-            query_string=query,
-            encoded=True,
-        )
-        target = str(stripped)
-    else:
-        stripped = URL.build(path=path, query_string=query, encoded=True)
-        target = f"{path}?{query}" if query else path
-    return name, message._replace(path=target, url=stripped)

@@ -62,13 +62,13 @@ class RequestRecord(NamedTuple):
     headers: RawHeaders
     """As sent, bounded (`bounded_headers`)."""
     client_gone: bool
-    """The client went away before its body arrived."""
+    """The client went away before its body arrived, or before its answer could be sent."""
     upstreamed: Upstreamed | None
     """In proxy mode, the upstream's answer."""
     body: bytes | None
     """As read; None: none was read."""
     answer_headers: Mapping[str, str] | None
-    """The very mapping aiohttp sent; None: no answer."""
+    """The very mapping aiohttp sent; None: no answer was handed to the transport."""
     answer_body: bytes | None
     """None: no answer, or a body the handler streamed."""
     weight: int

@@ -1,9 +1,11 @@
-"""The direct lane (stub/server/direct.py): a plain evaluate or capture answered as its request
-is parsed, with the very bytes and journal entry its route gives, and everything else left to
-the route.
+"""The fast lane (stub/http/lane.py): a plain evaluate or capture answered as its request is
+parsed, with the very bytes and journal entry its route gives, and everything else left to the
+route.
 
 A client cannot tell the lanes apart, which is the point; these tests tell them apart by
-counting what the lane answered, and compare what a client reads from each."""
+counting what the lane answered, and compare what a client reads from each. On an aiohttp the
+door (stub/http/connection.py) turns the lane off for, the lane is offered nothing and every
+comparison holds with the route on both sides: CI runs them so on the lowest aiohttp."""
 
 from __future__ import annotations
 
@@ -18,12 +20,18 @@ from aiohttp.test_utils import TestClient
 
 from conftest import AUTH, AiohttpClient
 from stub import StubConfig, create_app
+from stub.http.connection import door
 from stub.http.lane import DirectLane
 
 EVALUATE = "/v1/flags/evaluate"
 CAPTURE = "/v1/capture"
 BODY = b'{"targetingKey":"user-1","flagKeys":["checkout-v2"]}'
 EVENTS = b'{"events":[{"event":"$exposure","targetingKey":"user-1","properties":{"flag":"a"}}]}'
+
+
+def offered(answers: list[bool]) -> list[bool]:
+    """What the lane is offered and answers, where this aiohttp has it: nothing where not."""
+    return answers if door().lane else []
 
 
 @pytest.fixture
@@ -124,7 +132,7 @@ class TestTheSameAnswerEitherWay:
     ) -> None:
         (by_route,) = await exchange(client, *split(sent))
         (by_lane,) = await exchange(client, sent)
-        assert lane_answers == [False, True]  # the split body was not there to answer
+        assert lane_answers == offered([False, True])  # the split body was not there to answer
         assert by_lane.startswith(b"HTTP/1.1 200 OK\r\n")
         assert same_but_for_time_and_seq(by_lane) == same_but_for_time_and_seq(by_route)
 
@@ -134,7 +142,7 @@ class TestTheSameAnswerEitherWay:
     ) -> None:
         await exchange(client, *split(sent))
         await exchange(client, sent)
-        assert lane_answers == [False, True]
+        assert lane_answers == offered([False, True])
         namespace = re.search(rb"/ns/([^/]+)/|X-Svc-Test-Namespace: ([^\r]+)", sent)
         name = next((group for group in namespace.groups() if group), b"") if namespace else b""
         entries = await journal(client, f"/ns/{name.decode()}" if name else "")
@@ -149,7 +157,7 @@ class TestTheSameAnswerEitherWay:
         sent = request(CAPTURE, body=EVENTS)
         await exchange(client, *split(sent))
         await exchange(client, sent)
-        assert lane_answers == [False, True]
+        assert lane_answers == offered([False, True])
         kept = (await (await client.get("/_test/events")).json())["svcEvents"]
         assert kept == [json.loads(EVENTS)["events"][0]] * 2
 
@@ -164,7 +172,7 @@ class TestTheSameAnswerEitherWay:
             for entry in (await (await client.get("/_test/requests")).json())["requests"]
         ]
         assert [int(one.rsplit("-", 1)[1]) for one in ids] == seqs
-        assert lane_answers == [True, False, True]
+        assert lane_answers == offered([True, False, True])
 
 
 ROUTE_ONLY = {
@@ -198,7 +206,7 @@ class TestLeftToTheRoute:
         (answer,) = await exchange(client, sent)
         assert answer.startswith(b"HTTP/1.")
         assert int(answer.split(b" ", 2)[1]) == status, answer
-        assert lane_answers in ([], [False])
+        assert lane_answers in ([], offered([False]))
 
     async def test_a_refused_body_reaches_the_route_and_the_journal_whole(
         self, client: TestClient[Any, Any], lane_answers: list[bool]
@@ -207,7 +215,7 @@ class TestLeftToTheRoute:
         assert b"targetingKey: expected a non-empty string, got a number" in answer
         (entry,) = await journal(client)
         assert entry["body"]["text"] == '{"targetingKey": 7}'
-        assert lane_answers == [False]
+        assert lane_answers == offered([False])
 
     async def test_an_armed_fault_fires_and_the_lane_answers_once_it_is_spent(
         self, client: TestClient[Any, Any], lane_answers: list[bool]
@@ -218,7 +226,7 @@ class TestLeftToTheRoute:
         (second,) = await exchange(client, request())
         assert first.startswith(b"HTTP/1.1 500 ")
         assert second.startswith(b"HTTP/1.1 200 ")
-        assert lane_answers == [False, True]
+        assert lane_answers == offered([False, True])
 
     async def test_a_misused_key_is_served_with_the_routes_warning(
         self, client: TestClient[Any, Any], lane_answers: list[bool]
@@ -226,7 +234,7 @@ class TestLeftToTheRoute:
         (answer,) = await exchange(client, request(headers={"Authorization": "Bearer phc_abc"}))
         assert answer.startswith(b"HTTP/1.1 200 ")
         assert b"X-Svc-Stub-Warning: an analytics-vendor key" in answer
-        assert lane_answers == [False]
+        assert lane_answers == offered([False])
 
     async def test_a_body_over_the_limit_is_the_routes_413(
         self, aiohttp_client: AiohttpClient, lane_answers: list[bool]
@@ -234,7 +242,7 @@ class TestLeftToTheRoute:
         client = await aiohttp_client(create_app(StubConfig(max_body_bytes=len(BODY) - 1)))
         (answer,) = await exchange(client, request())
         assert answer.startswith(b"HTTP/1.1 413 ")
-        assert lane_answers == [False]
+        assert lane_answers == offered([False])
 
     async def test_a_configured_key_list_refuses_others_on_the_route(
         self, aiohttp_client: AiohttpClient, lane_answers: list[bool]
@@ -244,7 +252,7 @@ class TestLeftToTheRoute:
         (served,) = await exchange(client, request(headers={"Authorization": "Bearer k-1"}))
         assert refused.startswith(b"HTTP/1.1 401 ")
         assert served.startswith(b"HTTP/1.1 200 ")
-        assert lane_answers == [False, True]
+        assert lane_answers == offered([False, True])
 
     async def test_a_rate_limit_is_charged_on_the_route(
         self, aiohttp_client: AiohttpClient, lane_answers: list[bool]
@@ -252,7 +260,7 @@ class TestLeftToTheRoute:
         client = await aiohttp_client(create_app(StubConfig(rate_limit=1)))
         answers = await exchange(client, request() * 3, answers=3)
         assert [answer.split(b" ", 2)[1] for answer in answers].count(b"429") >= 1
-        assert lane_answers == [False]  # the rest queued behind it
+        assert lane_answers == offered([False])  # the rest queued behind it
 
     async def test_bound_keys_choose_the_namespace_on_the_route(
         self, client: TestClient[Any, Any], lane_answers: list[bool]
@@ -262,7 +270,7 @@ class TestLeftToTheRoute:
         await exchange(client, request(headers={"Authorization": "Bearer k-9"}))
         (entry,) = await journal(client, "/ns/owned")
         assert entry["route"] == "evaluate"
-        assert lane_answers == [False]
+        assert lane_answers == offered([False])
 
 
 class TestOneConnection:
@@ -276,7 +284,9 @@ class TestOneConnection:
         assert statuses == [200, 200, 500, 200, 400]
         entries = (await (await client.get("/_test/requests")).json())["requests"]
         assert [entry["status"] for entry in entries] == statuses
-        assert lane_answers[:2] == [True, True]  # the lane stops at the fault: the route's turn
+        assert lane_answers[:2] == offered(
+            [True, True]
+        )  # the lane stops at the fault: the route's turn
 
     async def test_a_client_that_never_reads_is_held_back_not_buffered_for(
         self, client: TestClient[Any, Any]

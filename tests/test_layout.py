@@ -148,3 +148,31 @@ def test_no_test_helper_shadows_a_stub_module() -> None:
 def test_the_floors_catch_an_arrow_up(name: str, target: str) -> None:
     """The check is not vacuous: these two would be arrows up."""
     assert floor_of(target) > floor_of(name)
+
+
+def calls_named(path: Path) -> set[str]:
+    """The names a module calls, as `name(...)` or `anything.name(...)`."""
+    called = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            function = node.func
+            if isinstance(function, ast.Name):
+                called.add(function.id)
+            elif isinstance(function, ast.Attribute):
+                called.add(function.attr)
+    return called
+
+
+def test_one_place_makes_a_journal_entry() -> None:
+    """Both lanes, every fault and the preflight record through exchange.record."""
+    makers = [name for name, path in MODULES.items() if "RequestRecord" in calls_named(path)]
+    assert makers == ["stub.http.exchange"]
+
+
+@pytest.mark.parametrize("name", [name for name in MODULES if name.startswith(ROUTES)])
+def test_the_planes_routes_are_answers_that_neither_admit_nor_record(name: str) -> None:
+    """The pipeline admits a request before its route answers, and records it after."""
+    reached = {target for source, target in ARROWS if source == name}
+    assert reached.isdisjoint({"stub.http.pipeline", "stub.http.exchange", "stub.http.lane"})
+    called = calls_named(MODULES[name])
+    assert called.isdisjoint({"admit", "admit_organisation", "charge", "record"})

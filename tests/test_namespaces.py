@@ -14,7 +14,7 @@ from aiohttp.test_utils import TestClient
 
 from conftest import AUTH, AiohttpClient
 from stub import StubConfig, create_app
-from stub.namespaces import HOOK
+from stub.http.connection import REQUEST_FACTORY as HOOK
 
 Client = TestClient[Any, Any]
 ORG_KEY = {"Authorization": "Bearer svc_org_default"}
@@ -519,11 +519,13 @@ class TestEviction:
 
 
 class TestTheRequestFactoryHook:
-    """The one private aiohttp attribute svc-stub touches (stub/namespaces.py, HOOK): if an
-    aiohttp release changes it, these fail first and say where to look, before any namespaced
-    request turns into a 500."""
+    """The private aiohttp attribute namespace prefixes need (stub/http/connection.py,
+    REQUEST_FACTORY): if an aiohttp release changes it, these fail first and say where to
+    look, before any namespaced request turns into a 500."""
 
-    WHERE = "aiohttp changed Application._make_request: see HOOK in stub/namespaces.py"
+    WHERE = (
+        "aiohttp changed Application._make_request: see REQUEST_FACTORY in stub/http/connection.py"
+    )
 
     def test_the_factory_takes_what_the_prefix_stripper_passes_on(self) -> None:
         factory = getattr(web.Application, HOOK, None)

@@ -1,5 +1,5 @@
 """Each client route declares once where its key comes from and what it records
-(`stub/route_declaration.py`): every runtime and vendor route does, and what its handler keeps
+(`stub/http/route.py`): every runtime and vendor route does, and what its handler keeps
 of a valid request is what the forwarder keeps of one the upstream accepted."""
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The app on a socket: listening, signals, the ready line's port, the access log."""
+"""The way in: every request's life, one module a stage (see docs/about/architecture.md).
 
-from stub.http.listener import ListenError, is_running, serve
-
-__all__ = ["ListenError", "is_running", "serve"]
+target -> (the namespace: stub/namespaces.py) -> admission -> pipeline (fault, answer, error
+envelope, warning, CORS, sent) -> exchange (the journal entry); lane is the same stages for a
+plain evaluate or capture, straight from the parser; connection is the door to aiohttp's
+internals; listener puts an app on a socket."""

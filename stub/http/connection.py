@@ -1,26 +1,121 @@
-"""A stub app's connections: aiohttp's handler, answering in JSON what aiohttp cannot parse (a
-64 KB header, an 8 KB request line, which never reach a route), and plain evaluates the moment
-they are parsed (the direct lane, see direct.py); and the runner that serves an app with it,
-for the command line and the in-process tests alike."""
+"""The door to aiohttp's internals: every private part of aiohttp svc-stub reads lives here,
+and is checked once, at start-up, against the versions the suite ran on (`TESTED`).
+
+What it holds: the connection handler (a subclass of aiohttp's, which answers in JSON what
+aiohttp cannot parse, and plain evaluates the moment they are parsed: the fast lane, see
+lane.py), the runner and server that give a connection that
+handler, the request factory that takes a namespace prefix off before routing (target.py), and
+where a request keeps the body it read.
+
+On an aiohttp the check does not know (another version, or a part missing) the fast lane is
+off, with one warning line: every request then takes its route, slower, never wrong. Without
+the parts the handler itself needs, connections get aiohttp's own handler (text/plain for what
+it cannot parse). Without the request factory, namespace prefixes cannot work: the stub does
+not start, and says why.
+"""
 
 from __future__ import annotations
 
+import functools
+import itertools
 import logging
 import re
 from http import HTTPStatus
-from typing import Any
+from typing import Any, NamedTuple
 
+import aiohttp
 import orjson
 from aiohttp import web
+from aiohttp.http import HttpRequestParser
 from aiohttp.http_parser import RawRequestMessage
 from aiohttp.web_protocol import RequestHandler, RequestPayloadError
 
 from stub.http.lane import ANSWERED_DIRECTLY, MAY_BE_DIRECT, DirectLane
+from stub.http.target import prefix_aware
 from stub.namespaces import NAMESPACES
 from stub.wire import JSON
 
 log = logging.getLogger("stub")
 _QUOTED = re.compile(r":\s*(?:b'|b\"|bytearray\(|\n)")
+
+TESTED = ((3, 14, 4), (3, 14, 5))
+"""The aiohttp releases the fast lane was tested on, lowest and highest (CI runs both):
+3.14.0 has no `message_consumed` on its parser, 3.14.1 to 3.14.3 no `_buffer_paused`."""
+HANDLER_NEEDS = ("_current_request", "_messages")
+"""What `ConnectionHandler` reads on every connection (a body that does not decode)."""
+LANE_NEEDS = (
+    "_waiter", "_loop", "_buffer_paused", "_resume_reading_for_buffer", "_parser", "_keepalive",
+    "_keepalive_timeout", "_next_keepalive_close_time", "_keepalive_handle", "_process_keepalive",
+)  # fmt: skip
+"""What the fast lane reads of aiohttp's `RequestHandler`, besides `HANDLER_NEEDS`."""
+PARSER_NEEDS = ("message_consumed",)
+"""What the fast lane calls on aiohttp's request parser (C or pure Python)."""
+REQUEST_FACTORY = "_make_request"
+"""An application's request factory, the only code aiohttp runs on a request before routing
+it. aiohttp offers no public way to rewrite a path before routing: a sub-application's prefix
+is static; a middleware sees the request after routing."""
+READ_BYTES = "_read_bytes"
+"""Where `BaseRequest.read()` keeps the body it read (since aiohttp 1.0)."""
+
+
+class Door(NamedTuple):
+    """What this aiohttp lets svc-stub use, found once at start-up."""
+
+    version: str
+    handler: bool
+    """`ConnectionHandler` has what it reads."""
+    lane: bool
+    """The fast lane has what it reads, on a version it was tested on."""
+    problem: str | None
+    """The one line to warn with, when either is off."""
+
+
+@functools.cache
+def door() -> Door:
+    """The check, once per process; its warning is logged once, too."""
+    version = aiohttp.__version__
+    missing = [name for name in HANDLER_NEEDS if not hasattr(RequestHandler, name)]
+    handler = not missing
+    missing += [name for name in LANE_NEEDS if not hasattr(RequestHandler, name)]
+    missing += [f"parser.{name}" for name in PARSER_NEEDS if not hasattr(HttpRequestParser, name)]
+    tested = TESTED[0] <= _release(version) <= TESTED[1]
+    problem = None
+    if missing or not tested:
+        low, high = (".".join(map(str, release)) for release in TESTED)
+        why = f"lacks {', '.join(missing)}" if missing else f"is not {low} to {high}"
+        off = "the fast lane is off" if handler else "the fast lane and JSON parse errors are off"
+        problem = (
+            f"aiohttp {version} {why}, the releases svc-stub's fast lane was tested on: {off}, "
+            "so every request takes its route (slower, never wrong)"
+        )
+        log.warning("%s", problem)
+    return Door(version, handler, handler and not missing and tested, problem)
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """`3.14.5` -> (3, 14, 5); a pre-release or local suffix counts as its release."""
+    return tuple(
+        int("".join(itertools.takewhile(str.isdigit, part)) or 0) for part in version.split(".")[:3]
+    )
+
+
+def install_prefix_aware_factory(app: web.Application) -> None:
+    """Every request the app makes loses its `/ns/{name}` prefix before it is routed (see
+    target.py); object.__setattr__: aiohttp's debug mode warns on any attribute set on an
+    application."""
+    factory = getattr(app, REQUEST_FACTORY, None)
+    if factory is None:
+        raise RuntimeError(
+            f"aiohttp {aiohttp.__version__} has no Application.{REQUEST_FACTORY}, which namespace "
+            "prefixes need: install the aiohttp svc-stub declares (pip install svc-stub)"
+        )
+    object.__setattr__(app, REQUEST_FACTORY, prefix_aware(factory))
+
+
+def body_read(request: web.BaseRequest) -> bytes | None:
+    """The body a request read (None: never read), without reading it."""
+    body: bytes | None = getattr(request, READ_BYTES, None)
+    return body
 
 
 class StubRunner(web.AppRunner):
@@ -36,7 +131,9 @@ class StubRunner(web.AppRunner):
     async def setup(self) -> None:
         await super().setup()
         assert self.server is not None
-        direct = _direct_lane(self.app, self._logs_access)
+        if not door().handler:  # aiohttp's own handler: no part of ours it lacks is read
+            return
+        direct = _direct_lane(self.app, self._logs_access) if door().lane else None
         handler = type(
             "StubConnectionHandler", (ConnectionHandler,), {"__slots__": (), "direct": direct}
         )
@@ -69,7 +166,7 @@ def _direct_lane(app: web.Application, logs_access: bool) -> DirectLane | None:
 
 class ConnectionHandler(RequestHandler):
     """aiohttp's connection handler, answering unparseable requests in JSON, not text/plain,
-    and plain evaluates the moment they are parsed (`direct`, see server/direct.py)."""
+    and plain evaluates and captures the moment they are parsed (`direct`, see lane.py)."""
 
     __slots__ = ()  # the same layout, so a handler can become one (see StubServer)
     direct: DirectLane | None = None
@@ -96,9 +193,12 @@ class ConnectionHandler(RequestHandler):
         """Requests parsed from `data` are answered by the direct lane, in order, while it can
         and while this connection is idle (its task waiting for a request, nothing queued, its
         transport taking writes); the rest go to aiohttp's task as usual."""
-        waiter = self._waiter
         lane = self.direct
-        if lane is None or waiter is None or waiter.done() or self._messages:
+        if lane is None:
+            self._parsed(data)
+            return
+        waiter = self._waiter
+        if waiter is None or waiter.done() or self._messages:
             self._parsed(data)
             return
         if not data.startswith(MAY_BE_DIRECT) or self.writing_paused:
@@ -120,8 +220,11 @@ class ConnectionHandler(RequestHandler):
         """What aiohttp's task does for each request it takes from the queue, the lane
         answering; whether it answered every one (and at least one)."""
         messages = self._messages
+        transport = self.transport
         answered = False
         while messages and not self.writing_paused:
+            if transport is None or transport.is_closing():  # the route records it as gone
+                return False
             message, payload = messages[0]
             if not isinstance(message, RawRequestMessage):
                 return False
@@ -132,8 +235,8 @@ class ConnectionHandler(RequestHandler):
             messages.popleft()
             if self._parser is not None:
                 self._parser.message_consumed()
-            assert self.transport is not None
-            self.transport.write(answer)
+            transport.write(answer)
+            lane.sent()  # handed to the transport: now kept and recorded
             self._kept_alive()
             answered = True
         return answered and not messages

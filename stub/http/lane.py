@@ -1,4 +1,4 @@
-"""The direct lane: a plain request answered the moment it is parsed, for the routes that
+"""The fast lane: a plain request answered the moment it is parsed, for the routes that
 declare how (`RouteDeclaration.direct`: evaluate and capture), when nothing but the plain route
 would answer it.
 
@@ -7,16 +7,19 @@ response object: about a third of an evaluate's instructions, more than everythi
 does for it. A plain request (no fault asked for or armed, an accepted key that needs no
 warning, no rate limit, a body in hand that the route accepts) is answered from the fixtures
 and the body alone, so the connection's handler answers it as soon as the parser hands it
-over, with the bytes aiohttp would have sent, and records it as its route does. Anything else
-(or a connection already busy with a request) goes the usual way, which the lane's tests hold
-byte for byte against it.
+over, with the bytes aiohttp would have sent. It takes the same stages as the route: the
+target (target.py), the namespace (`Namespaces`), admission (admission.py) and the journal
+entry (exchange.py), once the answer was handed to the transport. Anything else (or a
+connection already busy with a request), and anything that raises before the answer is
+written, goes to the route untouched, which the lane's tests hold byte for byte against it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Mapping
+from typing import NamedTuple
 
 from aiohttp import HttpVersion11, hdrs, web
 from aiohttp.base_protocol import BaseProtocol
@@ -27,10 +30,13 @@ from aiohttp.streams import StreamReader
 
 from stub.cors import ORIGIN, READABLE_BY_ANY_PAGE
 from stub.faults.arming import FAULT_HEADER
-from stub.http.pipeline import admits_quietly
+from stub.http import exchange
+from stub.http.admission import admit
+from stub.http.exchange import SentHeaders
 from stub.http.route import RouteDeclaration
-from stub.namespaces import PREFIX, Namespaces, named_in, unprefixed
-from stub.state import RequestRecord, StubState, bounded_headers
+from stub.http.target import unprefixed
+from stub.namespaces import PREFIX, Namespaces
+from stub.state import StubState
 from stub.wire import JSON, ApiError, presented_key_in
 
 ANSWERED_DIRECTLY = web.AppKey("answered_directly", dict[str, RouteDeclaration])
@@ -51,10 +57,26 @@ _READABLE_BY_ANY_PAGE = "".join(
 _SENT = b"Content-Length: %d\r\nDate: %b\r\nServer: " + SERVER_SOFTWARE.encode() + b"\r\n\r\n"
 
 
+class _Sending(NamedTuple):
+    """An answer the lane made and handed over to be written: what to keep and record once
+    it was."""
+
+    state: StubState
+    generation: int
+    seq: int
+    message: RawRequestMessage
+    route: RouteDeclaration
+    started: float
+    body: bytes
+    head: bytes
+    answer: bytes
+    keep: Callable[[], object] | None
+
+
 class DirectLane:
     """Answers the plain requests of one app's `routes` (by path; see the module)."""
 
-    __slots__ = ("_max_body_bytes", "_namespaces", "_routes")
+    __slots__ = ("_max_body_bytes", "_namespaces", "_routes", "_sending")
 
     def __init__(
         self, namespaces: Namespaces, max_body_bytes: int, routes: Mapping[str, RouteDeclaration]
@@ -62,13 +84,14 @@ class DirectLane:
         self._namespaces = namespaces
         self._max_body_bytes = max_body_bytes
         self._routes = routes
+        self._sending: _Sending | None = None
 
     def answer(
         self, message: RawRequestMessage, payload: StreamReader, protocol: BaseProtocol
     ) -> tuple[bytes | None, StreamReader]:
-        """The whole answer to send, the request recorded, or None for the route to answer it;
-        and the payload the route then reads (`payload`, or its body given back to a new one
-        when the lane read it before leaving it to the route)."""
+        """The whole answer to write, or None for the route to answer it; and the payload the
+        route then reads (`payload`, or its body given back to a new one when the lane read it
+        before leaving it to the route). Once the answer is written, `sent()`."""
         if message.method != hdrs.METH_POST:
             return None, payload
         prefixed = None
@@ -84,41 +107,44 @@ class DirectLane:
         if any(name in headers for name in _LEFT_TO_THE_ROUTE):
             return None, payload
         state = self._state(prefixed, headers)
-        if state is None or state.faults:
+        if state is None or state.faults or state.limiter.active:
             return None, payload
-        if not admits_quietly(state, presented_key_in(headers), "runtime"):
+        try:  # no limiter to charge: admitting changes nothing, whatever it decides
+            if admit(state, presented_key_in(headers), "runtime") is not None:
+                return None, payload  # a warning to say: the route says it
+        except ApiError:
             return None, payload
         raw = payload.read_nowait(-1)
         try:
-            answer_to = route.direct(state, raw)
+            direct = route.direct(state, raw)
+            generation = state.generation
+            seq = state.next_seq()
+            answer = direct.body(seq)
+            head = _STATUS_LINE
+            if ORIGIN in headers:
+                head += _READABLE_BY_ANY_PAGE
+            head += _SENT % (len(answer), rfc822_formatted_time().encode())
         except Exception:  # a 400, or a bug: the route answers it, in its own words
             return None, _given_back(raw, protocol)
-        seq = state.next_seq()
-        body = answer_to(seq)
-        head = _STATUS_LINE
-        if ORIGIN in headers:
-            head += _READABLE_BY_ANY_PAGE
-        head += _SENT % (len(body), rfc822_formatted_time().encode())
-        record = RequestRecord(  # by position, as serving._record builds it
-            seq,
-            hdrs.METH_POST,
-            message.path,
-            route.name,
-            200,
-            None,
-            started,
-            time.perf_counter() - started,
-            None,
-            bounded_headers(message.raw_headers),
-            False,
-            None,
-            raw,
-            SentHeaders(head),
-            body,
-            len(raw) + len(body),
+        self._sending = _Sending(
+            state, generation, seq, message, route, started, raw, head, answer, direct.keep
         )
-        state.requests.append(record)
-        return head + body, payload
+        return head + answer, payload
+
+    def sent(self) -> None:
+        """The answer `answer` made last went to the transport: what it keeps is kept, and it
+        is recorded, as the route records it."""
+        sending = self._sending
+        assert sending is not None
+        self._sending = None
+        if sending.keep is not None:
+            sending.keep()
+        message = sending.message
+        exchange.record(
+            sending.state, sending.generation, sending.seq, hdrs.METH_POST, message.path,
+            sending.route.name, sending.started, 200, None, None, message.raw_headers, False,
+            None, sending.body, SentHeaders(sending.head), sending.answer,
+        )  # fmt: skip
 
     def _plain(self, message: RawRequestMessage, payload: StreamReader) -> bool:
         """HTTP/1.1 kept alive, its body all here, undamaged and within --max-body-bytes."""
@@ -133,16 +159,15 @@ class DirectLane:
         )
 
     def _state(self, prefixed: str | None, headers: Mapping[str, str]) -> StubState | None:
-        """The request's namespace as `Namespaces.pick` finds it; None where the route must
-        say why there is none (a bad name, an evicted one) or a bound key may choose it."""
+        """The request's namespace, from the one resolver; None where the route must say why
+        there is none (a bad name, an evicted one) or a bound key may choose it."""
         namespaces = self._namespaces
+        if namespaces.keyed:
+            return None
         try:
-            name = named_in(prefixed, headers)
-            if name is not None:
-                return namespaces.named(name)
+            return namespaces.resolve(prefixed, headers)
         except ApiError:
             return None
-        return None if namespaces.keyed else namespaces.default
 
 
 def _given_back(raw: bytes, protocol: BaseProtocol) -> StreamReader:
@@ -151,31 +176,3 @@ def _given_back(raw: bytes, protocol: BaseProtocol) -> StreamReader:
     payload.feed_data(raw)
     payload.feed_eof()
     return payload
-
-
-class SentHeaders(Mapping[str, str]):
-    """An answer's headers as the journal reads them, from the very bytes sent: read when a
-    test or the inspector asks, not on the request's way out."""
-
-    __slots__ = ("_head",)
-
-    def __init__(self, head: bytes) -> None:
-        self._head = head
-
-    def _pairs(self) -> Iterator[tuple[str, str]]:
-        for line in self._head.decode("latin-1").split("\r\n")[1:]:
-            if line:
-                name, _, value = line.partition(": ")
-                yield name, value
-
-    def __getitem__(self, name: str) -> str:
-        for one, value in self._pairs():
-            if one.lower() == name.lower():
-                return value
-        raise KeyError(name)
-
-    def __iter__(self) -> Iterator[str]:
-        return (name for name, _ in self._pairs())
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self._pairs())

@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 from aiohttp import web
 
+from stub.http.admission import Admits
 from stub.wire import ErrorBody, runtime_error_body
 
 
@@ -19,6 +20,8 @@ class Plane(NamedTuple):
     """A plane's routes and the envelope its errors (and faults) answer in."""
 
     routes: web.RouteTableDef
+    admits: Admits | None = None
+    """Whose keys its routes admit (admission.py); None: no plane's (unclaimed paths)."""
     error_body: ErrorBody = runtime_error_body
     trailing_slash: bool = True
     """Also served with a trailing slash (the runtime and vendor clients send one). The

@@ -1,4 +1,6 @@
-"""What happens around every handler: faults, JSON errors, recording, the control token.
+"""The pipeline every routed request walks: its namespace, a fault, admission and the answer
+(composed once per route: `admission.admitting`), the error envelope, a key's warning, CORS
+for a page, the answer sent, and then its journal entry, once (`exchange.record`).
 
 Wrapped around each route once, when the app is built, rather than as aiohttp middleware:
 the per-request middleware chain cost a fifth of the CPU of an evaluate request.
@@ -16,19 +18,18 @@ from aiohttp.typedefs import Handler
 
 from stub.cors import ORIGIN, PREFLIGHT, allow_any_origin
 from stub.faults.arming import Fired, request_fault
-from stub.faults.modes import FAULTS, FaultMode, FaultSpec, Hit
-from stub.keys import ClientPlane
-from stub.namespaces import Namespaces
-from stub.state import REQUEST_STATE, UPSTREAMED, RequestRecord, StubState, bounded_headers
+from stub.faults.modes import FAULTS, Hit
+from stub.http import exchange
+from stub.http.admission import RateLimited
+from stub.http.connection import body_read
+from stub.namespaces import PREFIXED, Namespaces
+from stub.state import REQUEST_STATE, UPSTREAMED, StubState
 from stub.wire import (
     REQUEST_SEQ,
-    RUNTIME_KEY_HINT,
     ApiError,
     ClientGone,
     ErrorBody,
     body_broken,
-    check_api_key,
-    is_accepted,
     request_value,
     runtime_error_body,
 )
@@ -49,17 +50,20 @@ def client_route(
     cors: bool = False,
 ) -> Handler:
     """A client route of any plane, or an unknown path (`name` None), served in the request's
-    namespace: faults fire first, errors become JSON in the plane's envelope, and the request
-    is recorded once, under `name`. `selector` is what arming calls the route (`projects` for
-    `projects.create`); by default the name itself. `forwarded`: the handler relays the real
-    service's answer (proxy mode), which the damaging faults then damage. `cors`: every
-    answer to a request from a page (one with an `Origin`) is readable by that page, whatever
-    gave it."""
+    namespace: faults fire first, then `handler` (the route's answer behind its admission:
+    admission.admitting), errors become JSON in the plane's envelope, the answer is sent, and
+    the request is recorded once, under `name`. `selector` is what arming calls the route
+    (`projects` for `projects.create`); by default the name itself. `forwarded`: the handler
+    relays the real service's answer (proxy mode), which the damaging faults then damage.
+    `cors`: every answer to a request from a page (one with an `Origin`) is readable by that
+    page, whatever gave it."""
     selector = selector or name
 
     async def route(request: web.Request) -> web.StreamResponse:
         try:
-            state = namespaces.pick(request) or await namespaces.pick_by_body_key(request)
+            state = namespaces.resolve(
+                request_value(request, PREFIXED), request.headers, request
+            ) or await namespaces.resolve_by_body(request)
         except ApiError as error:  # no namespace to record it in: the log says it
             log.warning("%s %s: %s", request.method, request.path, error.message)
             refused = error.to_response(error_body)
@@ -76,60 +80,65 @@ def client_route(
         fired: Fired | None = None
         status: int | None = None
         gone = False
-        response: web.StreamResponse | None = None
+        sent: web.StreamResponse | None = None  # what went to the transport
+        warning: str | None = None
         sent_early: list[int] = []  # a fault writing its own answer records it before a byte
         state.in_flight += 1  # no bound evicts a namespace while it serves a request
         try:
-            fired = _fault_for(request, state, selector)
-            if fired is None or fired.spec is None or selector is None:
-                response = await handler(request)
-            else:
-                flags = tuple(state.served.fixtures.flags)
+            try:
+                fired = _fault_for(request, state, selector)
+                if fired is None or fired.spec is None or selector is None:
+                    response = await handler(request)
+                else:
+                    flags = tuple(state.served.fixtures.flags)
 
-                def sent(answer: web.StreamResponse, body: bytes) -> None:
-                    if cors and ORIGIN in request.headers:
-                        allow_any_origin(answer.headers)
-                    if not sent_early:
-                        sent_early.append(answer.status)
-                        _record(
-                            state, generation, request, name, started, answer.status, fired,
-                            answer=answer, answer_body=body,
-                        )  # fmt: skip
+                    def sending(answer: web.StreamResponse, body: bytes) -> None:
+                        if cors and ORIGIN in request.headers:
+                            allow_any_origin(answer.headers)
+                        if not sent_early:
+                            sent_early.append(answer.status)
+                            _record(
+                                state, generation, request, name, started, answer.status,
+                                fired, answer=answer, answer_body=body,
+                            )  # fmt: skip
 
-                hit = Hit(request, selector, handler, error_body, flags, sent, forwarded)
-                response = await _fault(hit, fired)
-            status = None if isinstance(response, _NoAnswer) else response.status
-            if body_broken(request):  # a fault answered before noticing: the stream is lost
-                response.force_close()
-            return response
-        except ClientGone as error:
-            gone = True
-            log.info("%s %s: %s (recorded, not answered)", request.method, request.path, error)
-            response = error.to_response(error_body)  # for aiohttp to drop: nobody is there
-            return response
-        except ApiError as error:
-            status = error.status
-            if isinstance(error, RateLimited):
-                fired = error.fired
-            response = error.to_response(error_body)
-            return response
-        except Exception:
-            status = INTERNAL.status
-            log.exception("unexpected error on %s %s", request.method, request.path)
-            response = INTERNAL.to_response(error_body)
+                    hit = Hit(request, selector, handler, error_body, flags, sending, forwarded)
+                    response = await _fault(hit, fired)
+                status = None if isinstance(response, _NoAnswer) else response.status
+                if body_broken(request):  # a fault answered before noticing: the stream is lost
+                    response.force_close()
+            except ClientGone as error:
+                gone = True
+                log.info("%s %s: %s (recorded, not answered)", request.method, request.path, error)
+                return error.to_response(error_body)  # for aiohttp to drop: nobody is there
+            except ApiError as error:
+                status = error.status
+                if isinstance(error, RateLimited):
+                    fired = error.fired
+                response = error.to_response(error_body)
+            except Exception:
+                status = INTERNAL.status
+                log.exception("unexpected error on %s %s", request.method, request.path)
+                response = INTERNAL.to_response(error_body)
+            if state.key_warnings:
+                warning = state.key_warnings.pop(seq, None)
+            if warning is not None:
+                _warn(request, response, warning)
+            if cors and ORIGIN in request.headers:
+                _readable_by_page(response)
+            if status is not None and not sent_early:
+                sent = await _sent(request, response)
+                gone = sent is None
             return response
         finally:  # also when the client went away mid-request; never into the next test's log
             state.in_flight -= 1
-            warning = state.key_warnings.pop(seq, None) if state.key_warnings else None
-            if warning is not None:
-                _warn(request, response, warning)
-            if cors and ORIGIN in request.headers and response is not None:
-                _readable_by_page(response)
-            if not sent_early:  # recorded here, before aiohttp sends the answer returned
+            if warning is None and state.key_warnings:  # cancelled before it was said
+                warning = state.key_warnings.pop(seq, None)
+            if not sent_early:
+                answered = None if sent is None else status
                 _record(
-                    state, generation, request, name, started, status, fired, warning, gone,
-                    None if status is None else response,
-                )  # fmt: skip
+                    state, generation, request, name, started, answered, fired, warning, gone, sent
+                )
 
     return route
 
@@ -146,24 +155,40 @@ def preflight_route(
         started = time.perf_counter()
         response = answer(request)
         try:
-            state = namespaces.pick_for_preflight(request)
+            state = namespaces.resolve_preflight(request)
         except ApiError:
             return response
         if state is None:
             return response
+        generation = state.generation
         request[REQUEST_SEQ] = state.next_seq()
+        sent = await _sent(request, response)
+        status = None if sent is None else sent.status
         _record(
-            state, state.generation, request, PREFLIGHT, started, response.status, None,
-            answer=response,
-        )  # fmt: skip
+            state, generation, request, PREFLIGHT, started, status, None, None, sent is None, sent
+        )
         return response
 
     return route
 
 
+async def _sent(request: web.Request, response: web.StreamResponse) -> web.StreamResponse | None:
+    """`response`, sent now rather than by aiohttp once the handler returns, so that what the
+    journal records was handed to the transport; None when the client is gone and it could not
+    be (aiohttp then finds it sent, or its connection closed, and sends nothing more)."""
+    if response.prepared:  # a fault's own, already on its way
+        return response
+    try:
+        await response.prepare(request)
+        await response.write_eof()
+    except ConnectionError:
+        return None
+    return response
+
+
 def _readable_by_page(response: web.StreamResponse) -> None:
     """The answer to a page's request, readable by that page (a prepared one is a fault's
-    own, which `sent` marked before its first byte)."""
+    own, which `sending` marked before its first byte)."""
     if not response.prepared:
         allow_any_origin(response.headers)
 
@@ -181,94 +206,23 @@ def _record(
     answer: web.StreamResponse | None = None,
     answer_body: bytes | None = None,
 ) -> None:
-    """Once per request, and never into a log a reset has cleared since it began. `answer`:
-    what was answered (None: nothing), its body `answer_body` if it is streamed, else its own;
-    its headers are the very mapping aiohttp adds its own to as it sends."""
-    if state.generation == generation:
-        if answer is None:
-            answer_headers = None
-        else:
-            answer_headers = answer.headers
-            if answer_body is None and isinstance(answer, web.Response):
-                kept = answer.body
-                answer_body = kept if type(kept) is bytes else None  # not a streamed payload
-        body = request._read_bytes
-        state.requests.append(
-            RequestRecord(  # by position: by keyword it costs 2.6 % of an evaluate's instructions
-                request[REQUEST_SEQ],
-                request.method,
-                request.raw_path,
-                name,
-                status,
-                fired,
-                started,
-                time.perf_counter() - started,
-                warning,
-                bounded_headers(request.raw_headers),
-                gone,
-                request_value(request, UPSTREAMED),
-                # The body aiohttp read, kept where `read()` caches it since aiohttp 1.0 (None:
-                # never read); tests/test_inspector.py reads it back, so a change shows there.
-                body,
-                answer_headers,
-                answer_body,
-                (len(body) if body else 0) + (len(answer_body) if answer_body else 0),
-            )
-        )
+    """A routed request's journal entry. `answer`: what was sent (None: nothing), its body
+    `answer_body` if it is streamed, else its own; its headers are the very mapping aiohttp
+    sent."""
+    answer_headers = None
+    if answer is not None:
+        answer_headers = answer.headers
+        if answer_body is None and isinstance(answer, web.Response):
+            kept = answer.body
+            answer_body = kept if type(kept) is bytes else None  # not a streamed payload
+    exchange.record(
+        state, generation, request[REQUEST_SEQ], request.method, request.raw_path, name,
+        started, status, fired, warning, request.raw_headers, gone,
+        request_value(request, UPSTREAMED), body_read(request), answer_headers, answer_body,
+    )  # fmt: skip
 
 
 WARNING_HEADER = "X-Svc-Stub-Warning"
-
-
-class RateLimited(ApiError):
-    """The key is over its rate limit: 429 with the real wait in `Retry-After`."""
-
-    def __init__(self, retry_after_s: int) -> None:
-        super().__init__(
-            429,
-            "RATE_LIMITED",
-            f"rate limit exceeded for this key: retry in {retry_after_s} s",
-            {"Retry-After": str(retry_after_s)},
-        )
-        spec = FaultSpec(FaultMode.RATE_LIMITED, retry_after_s=retry_after_s)
-        self.fired = Fired(spec, "rate-limit")
-
-
-def admit(
-    request: web.Request,
-    key: str,
-    plane: ClientPlane,
-    hint: str = RUNTIME_KEY_HINT,
-    *,
-    charge: bool = True,
-) -> None:
-    """The key checks of a runtime or vendor request, in the service's order: present and
-    accepted (401), used where its family may be (refused under --strict-keys, else served
-    with a warning), then, for the key a route `charge`s, its rate limit (429)."""
-    state = request[REQUEST_STATE]
-    policy = state.key_policy
-    check_api_key(key, policy.accepted, hint)
-    wrong = policy.misuse(key, plane)
-    if wrong is not None:
-        if policy.strict:
-            code = "FORBIDDEN" if wrong.status == 403 else "UNAUTHORIZED"
-            raise ApiError(wrong.status, code, f"{wrong.message} (refused: strict keys)")
-        state.key_warnings[request[REQUEST_SEQ]] = wrong.message
-    if charge and state.limiter.active:
-        retry_after_s = state.limiter.take(key)
-        if retry_after_s is not None:
-            raise RateLimited(retry_after_s)
-
-
-def admits_quietly(state: StubState, key: str, plane: ClientPlane) -> bool:
-    """Whether `admit` lets `key` through and leaves no trace: accepted, used where its
-    family may be, and no rate limit to charge."""
-    policy = state.key_policy
-    return (
-        is_accepted(key, policy.accepted)
-        and policy.misuse(key, plane) is None
-        and not state.limiter.active
-    )
 
 
 def _warn(request: web.Request, response: web.StreamResponse | None, warning: str) -> None:
@@ -283,10 +237,12 @@ def _warn(request: web.Request, response: web.StreamResponse | None, warning: st
 def in_namespace(namespaces: Namespaces, handler: Handler, *, creates: bool = True) -> Handler:
     """A control route that acts on the namespace the request names (prefix or header),
     made on first use; or, not `creates`, only one that exists (to watch it)."""
-    pick = namespaces.pick_explicit if creates else namespaces.pick_existing
 
     async def route(request: web.Request) -> web.StreamResponse:
-        state = request[REQUEST_STATE] = pick(request)
+        prefixed = request_value(request, PREFIXED)
+        state = namespaces.resolve(prefixed, request.headers, create=creates)
+        assert state is not None  # keys never choose a control request's: it names one
+        request[REQUEST_STATE] = state
         state.in_flight += 1  # a long-poll keeps its namespace from eviction
         try:
             return await handler(request)

@@ -1,6 +1,6 @@
-"""What each client route declares once: where the key it charges comes from and what an
-accepted request leaves in its namespace, read alike by its handler and by the forwarder
-(proxy mode), so a route cannot be served one way and proxied another."""
+"""What each client route declares once: where its keys come from and what an accepted request
+leaves in its namespace, read alike by the pipeline's admission, the fast lane and the
+forwarder (proxy mode), so a route cannot be served one way and proxied another."""
 
 from __future__ import annotations
 
@@ -54,6 +54,7 @@ class KeySource(NamedTuple):
 HEADER_KEY = KeySource(_header_key, False, RUNTIME_KEY_HINT)
 BODY_KEY = KeySource(_body_key, True, "send the project key as body 'api_key' or 'token'")
 TOKEN_KEY = KeySource(_token_key, False, "send the project key as the 'token' query parameter")
+SECRET_KEY = KeySource(_header_key, False, "send the secret key as 'Authorization: Bearer <key>'")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,28 +68,41 @@ class Records:
     """What the member's items are, for the 400 that names one that is not an object."""
 
 
-DirectAnswer = Callable[[StubState, bytes], Callable[[int], bytes]]
-"""A plain request answered from its body alone (see `RouteDeclaration.direct`)."""
+class Direct(NamedTuple):
+    """A plain request's answer, made by the fast lane from its body alone."""
+
+    body: Callable[[int], bytes]
+    """The answer's body, from the request's number."""
+    keep: Callable[[], object] | None
+    """What the request leaves in its namespace, kept once its answer was sent."""
+
+
+DirectAnswer = Callable[[StubState, bytes], Direct]
+"""How a route answers a plain request directly (see `RouteDeclaration.direct`)."""
 
 
 @dataclass(frozen=True, slots=True)
 class RouteDeclaration:
     """One client route, as its handler serves it, the forwarder relays it and the direct lane
-    (server/direct.py) answers it."""
+    (lane.py) answers it."""
 
     name: str
     """What `/_test/requests` calls it (`evaluate`, `flags`, ...)."""
     key: KeySource = HEADER_KEY
+    """The key it checks and charges to the rate limit."""
+    also: tuple[KeySource, ...] = ()
+    """Keys checked before `key`, and never charged (the definitions poll's secret key)."""
     records: Records | None = None
     direct: DirectAnswer | None = None
-    """How the direct lane answers a plain request to it, from its namespace's state and its
-    body, as the handler would: the body checked (raising as the handler would, before keeping
-    anything) and what it records kept, then the answer's body made from the request's number.
-    None: only the handler answers it. Only a runtime route keyed by its headers (the lane
-    admits its key as the runtime plane's)."""
+    """How the fast lane answers a plain request to it, from its namespace's state and its
+    body, as the handler would: the body checked (raising as the handler would), then the
+    answer's body and what to keep once it is sent. Nothing is kept before: an answer the
+    lane cannot send goes to the route, which must find the namespace as it was. None: only
+    the handler answers it. Only a runtime route keyed by its headers (the lane admits its key
+    as the runtime plane's)."""
 
     def __post_init__(self) -> None:
-        if self.direct is not None and self.key is not HEADER_KEY:
+        if self.direct is not None and (self.key is not HEADER_KEY or self.also):
             raise ValueError(f"{self.name}: only a route keyed by its headers is answered directly")
 
     @property
@@ -98,16 +112,24 @@ class RouteDeclaration:
 
     def keep(self, state: StubState, body: dict[str, Any]) -> list[Json]:
         """What a served request records, all checked before any is kept (else a 400)."""
+        items = self.checked(body)
+        if items:
+            self.kept_in(state).extend(items)
+        return items
+
+    def checked(self, body: dict[str, Any]) -> list[Json]:
+        """What a request with `body` would record, checked whole (else a 400), not kept."""
         records = self.records
         if records is None:
             return []
-        items = (
-            [body]
-            if records.member is None
-            else object_list(body, records.member, records.described)
-        )
-        records.log(state).extend(items)
-        return items
+        if records.member is None:
+            return [body]
+        return object_list(body, records.member, records.described)
+
+    def kept_in(self, state: StubState) -> _Log:
+        """The log its records go to, in `state` (only for a route that records)."""
+        assert self.records is not None
+        return self.records.log(state)
 
     def keep_accepted(self, state: StubState, body: dict[str, Any]) -> None:
         """What a forwarded request records once the upstream accepted it: the upstream

@@ -8,35 +8,18 @@ from typing import Any
 
 from aiohttp import web
 
-from stub.keys import MANAGEMENT_KEY_HINT, not_for_management
+from stub.http.admission import PRINCIPAL
 from stub.management import fields
 from stub.management.fields import FieldError
 from stub.management.rows import PLACEHOLDER_ROW, Project
-from stub.management.seed import DEFAULT_KEY, Principal
+from stub.management.seed import Principal
 from stub.management.store import Conflict, ManagementStore, NewEnvironment, NotFound
 from stub.state import state_of
-from stub.wire import ApiError, bearer_token, encoded_response, json_response, read_json_object
+from stub.wire import ApiError, encoded_response, json_response, read_json_object
 
 routes = web.RouteTableDef()
 
 Handler = Callable[[web.Request, Principal], Awaitable[web.Response]]
-
-CI_READ_ROUTES = frozenset(
-    {"whoami", "projects.list", "control-points.list", "control-points.graph"}
-)
-"""What `org:ci-read` may call: what a repository sync needs, nothing that writes."""
-
-_ACTIONS = {
-    "projects.create": "create projects",
-    "projects.get": "read a project",
-    "projects.update": "update projects",
-    "projects.delete": "delete projects",
-    "environments.list": "list environments",
-    "environments.create": "create environments",
-    "environments.get": "read an environment",
-    "environments.update": "update environments",
-    "environments.delete": "delete environments",
-}
 
 CONSOLE_PREFIX = "/api"
 """The service's session-authenticated console routes (organisation members, ...) live under
@@ -53,14 +36,14 @@ def error_body(code: str, message: str, extra: Mapping[str, str]) -> object:
 
 
 def _route(method: str, path: str, name: str) -> Callable[[Handler], Handler]:
-    """Registers a handler that is called with the request's principal, once the token is
-    known and its scope may call `name`; store and field errors become this plane's answers."""
+    """Registers a handler that is called with the principal the pipeline admitted the
+    request as (admission.py: its token known, its scope allowed to call `name`); store and
+    field errors become this plane's answers."""
 
     def register(handler: Handler) -> Handler:
         async def route(request: web.Request) -> web.Response:
-            principal = _authenticate(request, name)
             try:
-                return await handler(request, principal)
+                return await handler(request, request[PRINCIPAL])
             except FieldError as error:
                 raise ApiError(400, "VALIDATION", error.message()) from None
             except NotFound as error:
@@ -72,34 +55,6 @@ def _route(method: str, path: str, name: str) -> Callable[[Handler], Handler]:
         return handler
 
     return register
-
-
-def _authenticate(request: web.Request, name: str) -> Principal:
-    token = bearer_token(request)
-    if not token:
-        raise ApiError(401, "UNAUTHORIZED", f"missing bearer token: {MANAGEMENT_KEY_HINT}")
-    state = state_of(request)
-    principal = state.management.principal(token)
-    if principal is None:  # only seeded tokens pass: say what the others are
-        wrong_plane = not_for_management(state.key_policy.family(token))
-        if wrong_plane is not None:
-            raise ApiError(401, "UNAUTHORIZED", wrong_plane)
-        default = state.management.principal(DEFAULT_KEY) is not None
-        raise ApiError(
-            401,
-            "UNAUTHORIZED",
-            "organisation key or session token not recognised: seed it in the fixture "
-            "file's management section"
-            + (f" (the default organisation's key is {DEFAULT_KEY})" if default else ""),
-        )
-    if principal.scope == "org:ci-read" and name not in CI_READ_ROUTES:
-        raise ApiError(
-            403,
-            "FORBIDDEN",
-            f"org:ci-read may not {_ACTIONS[name]}: it may call GET /v1/whoami, "
-            "GET /v1/projects and the control-point reads",
-        )
-    return principal
 
 
 def _store(request: web.Request) -> ManagementStore:

@@ -1,16 +1,15 @@
-"""The runtime plane, `/v1/...`, in exactly the shapes the published clients send and parse."""
+"""The runtime plane, `/v1/...`, in exactly the shapes the published clients send and parse:
+answers to requests the pipeline admitted by the key in their headers."""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from typing import Any
 
 import orjson
 from aiohttp import web
 
-from stub.http.pipeline import admit
-from stub.http.route import Records, RouteDeclaration
+from stub.http.route import Direct, Records, RouteDeclaration
 from stub.runtime.evaluation import DecisionTable
 from stub.state import StubState, state_of
 from stub.wire import (
@@ -28,14 +27,15 @@ from stub.wire import (
 )
 
 
-def _evaluated_now(state: StubState, raw: bytes) -> Callable[[int], bytes]:
+def _evaluated_now(state: StubState, raw: bytes) -> Direct:
     decisions = evaluated(state.served.decisions, raw, "")
-    return functools.partial(evaluate_answer, decisions)
+    return Direct(functools.partial(evaluate_answer, decisions), None)
 
 
-def _captured_now(state: StubState, raw: bytes) -> Callable[[int], bytes]:
-    answer = capture_answer(CAPTURE.keep(state, json_object(raw, "")))
-    return lambda seq: answer
+def _captured_now(state: StubState, raw: bytes) -> Direct:
+    events = CAPTURE.checked(json_object(raw, ""))
+    answer = capture_answer(events)
+    return Direct(lambda seq: answer, functools.partial(CAPTURE.kept_in(state).extend, events))
 
 
 EVALUATE = RouteDeclaration("evaluate", direct=_evaluated_now)
@@ -56,7 +56,7 @@ EVALUATE_PATH = "/v1/flags/evaluate"
 
 @routes.post(EVALUATE_PATH, **EVALUATE.route)
 async def evaluate(request: web.Request) -> web.Response:
-    raw = await _authenticated_raw(request, EVALUATE)
+    raw = await read_body(request)
     table = state_of(request).served.decisions
     decisions = evaluated(table, raw, request.content_type)
     return encoded_response(evaluate_answer(decisions, request[REQUEST_SEQ]))
@@ -91,7 +91,7 @@ def _decisions(table: DecisionTable, body: dict[str, Any]) -> bytes:
 
 @routes.post("/v1/capture", **CAPTURE.route)
 async def capture(request: web.Request) -> web.Response:
-    body = await _authenticated_body(request, CAPTURE)
+    body = json_object(await read_body(request), request.content_type)
     return encoded_response(capture_answer(CAPTURE.keep(state_of(request), body)))
 
 
@@ -102,7 +102,7 @@ def capture_answer(events: list[Any]) -> bytes:
 
 @routes.post("/v1/targets/register", **REGISTER.route)
 async def register_target(request: web.Request) -> web.Response:
-    body = await _authenticated_body(request, REGISTER)
+    body = json_object(await read_body(request), request.content_type)
     targeting_key = _targeting_key(body)
     for name in ("kind", "environment"):
         if body.get(name) is not None and not isinstance(body[name], str):
@@ -110,17 +110,6 @@ async def register_target(request: web.Request) -> web.Response:
     optional_object(body, "properties")
     REGISTER.keep(state_of(request), body)
     return json_response({"ok": True, "targetingKey": targeting_key})
-
-
-async def _authenticated_raw(request: web.Request, route: RouteDeclaration) -> bytes:
-    """The key first (a 401 before a 400, as the service answers), then the body's bytes."""
-    admit(request, route.key.read(request, None), "runtime", route.key.hint)
-    return await read_body(request)
-
-
-async def _authenticated_body(request: web.Request, route: RouteDeclaration) -> dict[str, Any]:
-    """The key, then the body as a JSON object."""
-    return json_object(await _authenticated_raw(request, route), request.content_type)
 
 
 def _targeting_key(body: dict[str, Any]) -> str:

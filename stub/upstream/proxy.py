@@ -1,14 +1,15 @@
 """Proxy mode (`svc-stub --upstream URL`): every client-plane request is forwarded to the real
 service and its answer relayed, with svc-stub's faults on top and everything recorded as usual.
 
-The forwarder is the handler of every client route, so the route wrappers (serving.py) apply
-faults, pick namespaces and record exactly as they do for fixtures: a fault that replaces the
-answer never forwards, `delay` waits and then forwards, `truncated`, `invalid_json` and
+The forwarder is the answer of every client route, so the pipeline (stub/http/pipeline.py)
+resolves namespaces, fires faults and records exactly as it does for fixtures (the service
+judges the keys; the forwarder only charges them): a fault that replaces the answer never
+forwards, `delay` waits and then forwards, `truncated`, `invalid_json` and
 `slow_body` damage the real answer.
 
-What each route charges and records is its declaration's (stub/route_declaration.py), read
-here as its handler reads it. An answer the upstream cut short is relayed cut, and the answers
-held at once are bounded together (`AnswersInFlight`) as each is alone (`MAX_ANSWER_BYTES`).
+What each route charges and records is its declaration's (stub/http/route.py), read here
+as the pipeline's admission reads it. An answer the upstream cut short is relayed cut, and the
+answers held at once are bounded together (`AnswersInFlight`) as each is alone (`MAX_ANSWER_BYTES`).
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ from multidict import CIMultiDict, CIMultiDictProxy
 
 from stub.config import Upstream
 from stub.faults.arming import FAULT_QUERY, FAULT_QUERY_PARAMETERS
-from stub.http.pipeline import RateLimited
+from stub.http.admission import charge
 from stub.http.route import RouteDeclaration
-from stub.state import UPSTREAMED, StubState, Upstreamed, state_of
+from stub.state import UPSTREAMED, Upstreamed, state_of
 from stub.upstream.transport import (
     MAX_ANSWER_BYTES,
     dot_segments,
@@ -101,7 +102,7 @@ def forwarding(
             body = await read_body(request)
             document = _document(body) if reads_body else None
             if charged is not None:
-                _charge(state, charged.read(request, document))
+                charge(state, charged.read(request, document))
             exchange = _Exchange(upstream, control_token, in_flight)
             relayed = await _sent_upstream(request, exchange, body)
             if document is not None and 200 <= relayed.status < 300:
@@ -319,21 +320,13 @@ def _forwarded_query(request: web.Request) -> str:
 
 def _relayed(answer: aiohttp.ClientResponse) -> CIMultiDict[str]:
     """The upstream's headers, less hop-by-hop ones (those its `Connection` names too) and its
-    CORS answer: the page talks to the stub, which answers CORS itself (serving.py)."""
+    CORS answer: the page talks to the stub, which answers CORS itself (stub/http/pipeline.py)."""
     dropped = _NOT_RELAYED | _connection_named(answer.headers)
     return CIMultiDict(
         (name, value)
         for name, value in answer.headers.items()
         if name.lower() not in dropped and not name.lower().startswith("access-control-")
     )
-
-
-def _charge(state: StubState, key: str) -> None:
-    """The key's rate limit, as for fixtures, before anything is forwarded."""
-    if state.limiter.active and key:
-        retry_after_s = state.limiter.take(key)
-        if retry_after_s is not None:
-            raise RateLimited(retry_after_s)
 
 
 def _document(body: bytes) -> dict[str, Any]:

@@ -1,0 +1,83 @@
+"""A request's journal entry: the one place a `RequestRecord` is made, for the routed lane and
+the fast lane alike, once its answer was handed to the transport (or, for a client gone,
+never was)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping
+
+from stub.faults.arming import Fired
+from stub.state import RawHeaders, RequestRecord, StubState, Upstreamed, bounded_headers
+
+
+def record(
+    state: StubState,
+    generation: int,
+    seq: int,
+    method: str,
+    target: str,
+    route: str | None,
+    started: float,
+    status: int | None,
+    fired: Fired | None,
+    warning: str | None,
+    raw_headers: RawHeaders,
+    gone: bool,
+    upstreamed: Upstreamed | None,
+    body: bytes | None,
+    answer_headers: Mapping[str, str] | None,
+    answer_body: bytes | None,
+) -> None:
+    """Journal one exchange (see `RequestRecord` for each field), unless a reset cleared the
+    journal since it began (`generation`): a request of the last test never lands in the
+    next test's log."""
+    if state.generation == generation:
+        state.requests.append(
+            RequestRecord(  # by position: by keyword it costs 2.6 % of an evaluate's instructions
+                seq,
+                method,
+                target,
+                route,
+                status,
+                fired,
+                started,
+                time.perf_counter() - started,
+                warning,
+                bounded_headers(raw_headers),
+                gone,
+                upstreamed,
+                body,
+                answer_headers,
+                answer_body,
+                (len(body) if body else 0) + (len(answer_body) if answer_body else 0),
+            )
+        )
+
+
+class SentHeaders(Mapping[str, str]):
+    """An answer's headers as the journal reads them, from the very bytes sent (the fast
+    lane's): read when a test or the inspector asks, not on the request's way out."""
+
+    __slots__ = ("_head",)
+
+    def __init__(self, head: bytes) -> None:
+        self._head = head
+
+    def _pairs(self) -> Iterator[tuple[str, str]]:
+        for line in self._head.decode("latin-1").split("\r\n")[1:]:
+            if line:
+                name, _, value = line.partition(": ")
+                yield name, value
+
+    def __getitem__(self, name: str) -> str:
+        for one, value in self._pairs():
+            if one.lower() == name.lower():
+                return value
+        raise KeyError(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name, _ in self._pairs())
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self._pairs())

@@ -1,0 +1,224 @@
+"""The door to aiohttp's internals (stub/http/connection.py), and what the journal may say.
+
+The door checks at start-up that this aiohttp has every private part svc-stub reads, on a
+release the fast lane was tested on; anything else turns the lane off with one warning, and
+every request then takes its route: slower, never wrong. Whichever lane answers, a request's
+journal entry says 200 only when its answer was handed to the transport."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp.test_utils import TestClient
+
+from conftest import AUTH, AiohttpClient
+from stub import StubConfig, create_app
+from stub.http import connection
+from stub.http.connection import TESTED, door
+from stub.http.lane import DirectLane
+
+EVALUATE = b'{"targetingKey":"user-1","flagKeys":["checkout-v2"]}'
+EVENTS = b'{"events":[{"event":"$exposure","targetingKey":"user-1"}]}'
+
+
+@pytest.fixture
+def fresh_door() -> Iterator[None]:
+    """The door checked again for this test, and again for the next: it is cached per
+    process, and a test here changes what it finds."""
+    door.cache_clear()
+    yield
+    door.cache_clear()
+
+
+@pytest.fixture
+def offered(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths of every request offered to the lane."""
+    paths: list[str] = []
+    answer = DirectLane.answer
+
+    def counted(self: DirectLane, message: Any, *args: Any) -> Any:
+        paths.append(message.path)
+        return answer(self, message, *args)
+
+    monkeypatch.setattr(DirectLane, "answer", counted)
+    return paths
+
+
+def post(path: str, body: bytes, *, close: bool = False) -> bytes:
+    """A runtime POST as raw bytes."""
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: stub\r\nAuthorization: {AUTH['Authorization']}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+    )
+    if close:
+        head += "Connection: close\r\n"
+    return f"{head}\r\n".encode() + body
+
+
+async def one_connection(client: TestClient[Any, Any], requests: list[bytes]) -> list[bytes]:
+    """Each request in turn on one kept-alive connection, each answer read whole before the
+    next is sent."""
+    assert client.server.port is not None
+    reader, writer = await asyncio.open_connection("127.0.0.1", client.server.port)
+    answers = []
+    try:
+        for request in requests:
+            writer.write(request)
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = next(
+                int(line.split(b":")[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length:")
+            )
+            answers.append(head + await reader.readexactly(length))
+    finally:
+        writer.close()
+    return answers
+
+
+async def journal(client: TestClient[Any, Any]) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = (await (await client.get("/_test/requests")).json())["requests"]
+    return entries
+
+
+class TestTheDoor:
+    def test_the_lane_is_on_exactly_where_every_part_is_there_on_a_tested_release(
+        self, fresh_door: None
+    ) -> None:
+        version = tuple(int(part) for part in aiohttp.__version__.split(".")[:3])
+        found = door()
+        assert found.version == aiohttp.__version__
+        assert found.lane == (TESTED[0] <= version <= TESTED[1])
+        assert (found.problem is None) == found.lane
+
+    @pytest.mark.parametrize("version", ["3.14.0", "3.14.3", "3.15.0", "4.0.0a1"])
+    async def test_an_aiohttp_it_was_not_tested_on_turns_the_lane_off_with_one_warning(
+        self,
+        version: str,
+        fresh_door: None,
+        offered: list[str],
+        monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture,
+        aiohttp_client: AiohttpClient,
+    ) -> None:
+        monkeypatch.setattr(aiohttp, "__version__", version)
+        with caplog.at_level(logging.WARNING, logger="stub"):
+            client = await aiohttp_client(create_app(StubConfig()))
+            await aiohttp_client(create_app(StubConfig()))  # a second app: no second warning
+        warned = [
+            record.getMessage() for record in caplog.records if "aiohttp" in record.getMessage()
+        ]
+        assert len(warned) == 1
+        assert "the fast lane is off" in warned[0]
+        await self.assert_every_answer_by_its_route(client, offered)
+
+    async def test_a_part_the_lane_reads_missing_turns_it_off_and_is_named(
+        self,
+        fresh_door: None,
+        offered: list[str],
+        monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture,
+        aiohttp_client: AiohttpClient,
+    ) -> None:
+        monkeypatch.setattr(connection, "TESTED", ((0, 0, 0), (99, 0, 0)))
+        monkeypatch.setattr(connection, "LANE_NEEDS", (*connection.LANE_NEEDS, "_gone_in_3_15"))
+        with caplog.at_level(logging.WARNING, logger="stub"):
+            client = await aiohttp_client(create_app(StubConfig()))
+        assert f"aiohttp {aiohttp.__version__} lacks _gone_in_3_15" in caplog.text
+        await self.assert_every_answer_by_its_route(client, offered)
+
+    async def test_without_the_parts_its_handler_reads_connections_get_aiohttps_own(
+        self,
+        fresh_door: None,
+        offered: list[str],
+        monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture,
+        aiohttp_client: AiohttpClient,
+    ) -> None:
+        monkeypatch.setattr(connection, "HANDLER_NEEDS", ("_gone_in_3_15",))
+        with caplog.at_level(logging.WARNING, logger="stub"):
+            client = await aiohttp_client(create_app(StubConfig()))
+        assert "the fast lane and JSON parse errors are off" in caplog.text
+        await self.assert_every_answer_by_its_route(client, offered)
+
+    @staticmethod
+    async def assert_every_answer_by_its_route(
+        client: TestClient[Any, Any], offered: list[str]
+    ) -> None:
+        """A kept-alive client gets every answer, the route gives each, and each is recorded
+        once."""
+        requests = [post("/v1/flags/evaluate", EVALUATE), post("/v1/capture", EVENTS)] * 3
+        answers = await one_connection(client, requests)
+        assert [answer.split(b"\r\n", 1)[0] for answer in answers] == [b"HTTP/1.1 200 OK"] * 6
+        assert b'"decisions":[{"flagKey":"checkout-v2"' in answers[0]
+        assert answers[1].endswith(b'{"ok":true,"accepted":1}')
+        assert offered == []
+        entries = await journal(client)
+        assert [entry["status"] for entry in entries] == [200] * 6
+        assert len((await (await client.get("/_test/events")).json())["svcEvents"]) == 3
+
+    async def test_without_the_request_factory_the_stub_says_why_it_cannot_start(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(connection, "REQUEST_FACTORY", "_make_request_renamed")
+        with pytest.raises(RuntimeError, match=r"aiohttp .* has no Application\._make_request"):
+            create_app(StubConfig())
+
+
+class TestTheLaneLeavesToTheRouteWhatItCannotSend:
+    async def test_a_failure_before_the_answer_is_written_leaves_the_request_untouched(
+        self, monkeypatch: pytest.MonkeyPatch, aiohttp_client: AiohttpClient
+    ) -> None:
+        """Whatever fails in the lane before its answer is written, the route answers the
+        request as if the lane had never seen it: one answer, one entry, the event kept
+        once."""
+
+        def broken_clock() -> str:
+            raise RuntimeError("a bug in the lane")
+
+        monkeypatch.setattr("stub.http.lane.rfc822_formatted_time", broken_clock)
+        client = await aiohttp_client(create_app(StubConfig()))
+        (answer,) = await one_connection(client, [post("/v1/capture", EVENTS)])
+        assert answer.startswith(b"HTTP/1.1 200 OK")
+        assert answer.endswith(b'{"ok":true,"accepted":1}')
+        (entry,) = await journal(client)
+        assert (entry["route"], entry["status"]) == ("capture", 200)
+        events = (await (await client.get("/_test/events")).json())["svcEvents"]
+        assert len(events) == 1
+
+
+HALF_CLOSED = {
+    "evaluate (the lane's)": ("/v1/flags/evaluate", EVALUATE),
+    "register (a route's)": ("/v1/targets/register", b'{"targetingKey":"user-1"}'),
+    "an unknown path": ("/v1/flags/evaluat", EVALUATE),
+}
+
+
+class TestTheJournalSaysOnlyWhatWasSent:
+    @pytest.mark.parametrize(("path", "body"), HALF_CLOSED.values(), ids=HALF_CLOSED.keys())
+    async def test_a_client_that_half_closes_after_its_request_is_recorded_as_it_was_answered(
+        self, path: str, body: bytes, client: TestClient[Any, Any]
+    ) -> None:
+        """A client that shuts its write side once its request is sent: whether its answer
+        still reaches it depends on when the stub reads that end of the stream, but the
+        journal says 200 for each that got an answer and no status for each that did not."""
+        assert client.server.port is not None
+        answered = 0
+        for _ in range(20):
+            reader, writer = await asyncio.open_connection("127.0.0.1", client.server.port)
+            writer.write(post(path, body))
+            writer.write_eof()
+            received = await reader.read()  # to the stub's end of the stream
+            writer.close()
+            answered += received.startswith(b"HTTP/1.1 ")
+        entries = await journal(client)
+        assert len(entries) == 20
+        statuses = [entry["status"] for entry in entries]
+        assert len([status for status in statuses if status is not None]) == answered
+        unanswered = [entry for entry in entries if entry["status"] is None]
+        assert all(entry["clientGone"] for entry in unanswered)
