@@ -85,6 +85,14 @@ admits 8 KB a field, which 10,000 recorded requests could not afford)."""
 
 
 def bounded_headers(raw: RawHeaders) -> RawHeaders:
+    """A request's headers as recorded: the very tuple aiohttp parsed, unless some are over
+    the bounds (a loop, not a generator: this runs on every request)."""
+    if len(raw) <= MAX_RECORDED_HEADERS:
+        for _, value in raw:
+            if len(value) > MAX_RECORDED_HEADER_BYTES:
+                break
+        else:
+            return raw
     return tuple(
         pair
         if len(pair[1]) <= MAX_RECORDED_HEADER_BYTES

@@ -1,4 +1,4 @@
-"""The fast lane (stub/http/lane.py): a plain evaluate or capture answered as its request is
+"""The direct lane (stub/http/lane.py): a plain evaluate or capture answered as its request is
 parsed, with the very bytes and journal entry its route gives, and everything else left to the
 route.
 

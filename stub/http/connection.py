@@ -2,12 +2,12 @@
 and is checked once, at start-up, against the versions the suite ran on (`TESTED`).
 
 What it holds: the connection handler (a subclass of aiohttp's, which answers in JSON what
-aiohttp cannot parse, and plain evaluates the moment they are parsed: the fast lane, see
+aiohttp cannot parse, and plain evaluates the moment they are parsed: the direct lane, see
 lane.py), the runner and server that give a connection that
 handler, the request factory that takes a namespace prefix off before routing (target.py), and
 where a request keeps the body it read.
 
-On an aiohttp the check does not know (another version, or a part missing) the fast lane is
+On an aiohttp the check does not know (another version, or a part missing) the direct lane is
 off, with one warning line: every request then takes its route, slower, never wrong. Without
 the parts the handler itself needs, connections get aiohttp's own handler (text/plain for what
 it cannot parse). Without the request factory, namespace prefixes cannot work: the stub does
@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 import aiohttp
 import orjson
-from aiohttp import web
+from aiohttp import hdrs, web
 from aiohttp.http import HttpRequestParser
 from aiohttp.http_parser import RawRequestMessage
 from aiohttp.web_protocol import RequestHandler, RequestPayloadError
@@ -39,7 +39,7 @@ log = logging.getLogger("stub")
 _QUOTED = re.compile(r":\s*(?:b'|b\"|bytearray\(|\n)")
 
 TESTED = ((3, 14, 4), (3, 14, 5))
-"""The aiohttp releases the fast lane was tested on, lowest and highest (CI runs both):
+"""The aiohttp releases the direct lane was tested on, lowest and highest (CI runs both):
 3.14.0 has no `message_consumed` on its parser, 3.14.1 to 3.14.3 no `_buffer_paused`."""
 HANDLER_NEEDS = ("_current_request", "_messages")
 """What `ConnectionHandler` reads on every connection (a body that does not decode)."""
@@ -47,9 +47,9 @@ LANE_NEEDS = (
     "_waiter", "_loop", "_buffer_paused", "_resume_reading_for_buffer", "_parser", "_keepalive",
     "_keepalive_timeout", "_next_keepalive_close_time", "_keepalive_handle", "_process_keepalive",
 )  # fmt: skip
-"""What the fast lane reads of aiohttp's `RequestHandler`, besides `HANDLER_NEEDS`."""
+"""What the direct lane reads of aiohttp's `RequestHandler`, besides `HANDLER_NEEDS`."""
 PARSER_NEEDS = ("message_consumed",)
-"""What the fast lane calls on aiohttp's request parser (C or pure Python)."""
+"""What the direct lane calls on aiohttp's request parser (C or pure Python)."""
 REQUEST_FACTORY = "_make_request"
 """An application's request factory, the only code aiohttp runs on a request before routing
 it. aiohttp offers no public way to rewrite a path before routing: a sub-application's prefix
@@ -65,7 +65,7 @@ class Door(NamedTuple):
     handler: bool
     """`ConnectionHandler` has what it reads."""
     lane: bool
-    """The fast lane has what it reads, on a version it was tested on."""
+    """The direct lane has what it reads, on a version it was tested on."""
     problem: str | None
     """The one line to warn with, when either is off."""
 
@@ -82,11 +82,15 @@ def door() -> Door:
     problem = None
     if missing or not tested:
         low, high = (".".join(map(str, release)) for release in TESTED)
-        why = f"lacks {', '.join(missing)}" if missing else f"is not {low} to {high}"
-        off = "the fast lane is off" if handler else "the fast lane and JSON parse errors are off"
+        if missing:
+            why = f"lacks {', '.join(missing)}, which svc-stub reads"
+        else:
+            why = f"is not one svc-stub's direct lane was tested on ({low} to {high})"
+        off = (
+            "the direct lane is off" if handler else "the direct lane and JSON parse errors are off"
+        )
         problem = (
-            f"aiohttp {version} {why}, the releases svc-stub's fast lane was tested on: {off}, "
-            "so every request takes its route (slower, never wrong)"
+            f"aiohttp {version} {why}: {off}; every request takes its route (slower, never wrong)"
         )
         log.warning("%s", problem)
     return Door(version, handler, handler and not missing and tested, problem)
@@ -221,10 +225,10 @@ class ConnectionHandler(RequestHandler):
         answering; whether it answered every one (and at least one)."""
         messages = self._messages
         transport = self.transport
+        if transport is None:  # the connection is gone: the route records its requests so
+            return False
         answered = False
         while messages and not self.writing_paused:
-            if transport is None or transport.is_closing():  # the route records it as gone
-                return False
             message, payload = messages[0]
             if not isinstance(message, RawRequestMessage):
                 return False
@@ -271,7 +275,9 @@ class ConnectionHandler(RequestHandler):
         self, request: web.BaseRequest, resp: web.StreamResponse, start_time: float | None
     ) -> tuple[web.StreamResponse, bool]:
         """The router's own refusals (a CONNECT target no route can match) come as aiohttp's
-        text/plain HTTPException; answer them in JSON like everything else."""
+        text/plain HTTPException; answer them in JSON like everything else. A CONNECT's
+        connection then closes: the stub is no proxy, and aiohttp's pure-Python parser would
+        read it as a tunnel and keep it open for ten seconds of lingering."""
         if isinstance(resp, web.HTTPException) and resp.status >= 400:
             phrase = HTTPStatus(resp.status).phrase
             body = {"ok": False, "error": f"HTTP_{resp.status}", "message": f"request: {phrase}"}
@@ -279,7 +285,10 @@ class ConnectionHandler(RequestHandler):
             if "Allow" in resp.headers:
                 answer.headers["Allow"] = resp.headers["Allow"]
             resp = answer
-        return await super().finish_response(request, resp, start_time)
+        finished = await super().finish_response(request, resp, start_time)
+        if request.method == hdrs.METH_CONNECT:
+            self.force_close()
+        return finished
 
 
 def _describe(exc: BaseException | None, message: str | None, status: int) -> str:

@@ -1,5 +1,5 @@
 """A request's journal entry: the one place a `RequestRecord` is made, for the routed lane and
-the fast lane alike, once its answer was handed to the transport (or, for a client gone,
+the direct lane alike, once its answer was handed to the transport (or, for a client gone,
 never was)."""
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ def record(
     answer_headers: Mapping[str, str] | None,
     answer_body: bytes | None,
 ) -> None:
-    """Journal one exchange (see `RequestRecord` for each field), unless a reset cleared the
-    journal since it began (`generation`): a request of the last test never lands in the
-    next test's log."""
+    """Journal one exchange (see `RequestRecord` for each field), once its answer was handed
+    to the transport, or was not and never will be; unless a reset cleared the journal since
+    it began (`generation`): a request of the last test never lands in the next test's log."""
     if state.generation == generation:
         state.requests.append(
             RequestRecord(  # by position: by keyword it costs 2.6 % of an evaluate's instructions

@@ -1,4 +1,4 @@
-"""The fast lane: a plain request answered the moment it is parsed, for the routes that
+"""The direct lane: a plain request answered the moment it is parsed, for the routes that
 declare how (`RouteDeclaration.direct`: evaluate and capture), when nothing but the plain route
 would answer it.
 
@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
-from typing import NamedTuple
+from collections.abc import Mapping
 
 from aiohttp import HttpVersion11, hdrs, web
 from aiohttp.base_protocol import BaseProtocol
@@ -36,7 +35,7 @@ from stub.http.exchange import SentHeaders
 from stub.http.route import RouteDeclaration
 from stub.http.target import unprefixed
 from stub.namespaces import PREFIX, Namespaces
-from stub.state import StubState
+from stub.state import Json, StubState
 from stub.wire import JSON, ApiError, presented_key_in
 
 ANSWERED_DIRECTLY = web.AppKey("answered_directly", dict[str, RouteDeclaration])
@@ -57,20 +56,13 @@ _READABLE_BY_ANY_PAGE = "".join(
 _SENT = b"Content-Length: %d\r\nDate: %b\r\nServer: " + SERVER_SOFTWARE.encode() + b"\r\n\r\n"
 
 
-class _Sending(NamedTuple):
-    """An answer the lane made and handed over to be written: what to keep and record once
-    it was."""
-
-    state: StubState
-    generation: int
-    seq: int
-    message: RawRequestMessage
-    route: RouteDeclaration
-    started: float
-    body: bytes
-    head: bytes
-    answer: bytes
-    keep: Callable[[], object] | None
+_Sending = tuple[
+    StubState, int, int, RawRequestMessage, RouteDeclaration, float, bytes, bytes, bytes,
+    list[Json] | None,
+]  # fmt: skip
+"""An answer the lane made and handed over to be written: its namespace and the journal's
+generation, the request's number, message, route and arrival, its body, the answer's head
+and body, and what it keeps once written. A plain tuple: one is made per lane request."""
 
 
 class DirectLane:
@@ -85,6 +77,7 @@ class DirectLane:
         self._max_body_bytes = max_body_bytes
         self._routes = routes
         self._sending: _Sending | None = None
+        """What the last answer made keeps and records, once it is written (`sent`)."""
 
     def answer(
         self, message: RawRequestMessage, payload: StreamReader, protocol: BaseProtocol
@@ -104,9 +97,14 @@ class DirectLane:
             return None, payload
         started = time.perf_counter()
         headers = message.headers
-        if any(name in headers for name in _LEFT_TO_THE_ROUTE):
+        for name in _LEFT_TO_THE_ROUTE:  # a loop, not any(): no generator per request
+            if name in headers:
+                return None, payload
+        namespaces = self._namespaces
+        try:  # a bound key may choose it, or the route must say why there is none: the route's
+            state = None if namespaces.keyed else namespaces.resolve(prefixed, headers)
+        except ApiError:
             return None, payload
-        state = self._state(prefixed, headers)
         if state is None or state.faults or state.limiter.active:
             return None, payload
         try:  # no limiter to charge: admitting changes nothing, whatever it decides
@@ -116,34 +114,41 @@ class DirectLane:
             return None, payload
         raw = payload.read_nowait(-1)
         try:
-            direct = route.direct(state, raw)
-            generation = state.generation
+            answer_of, kept = route.direct(state, raw)
             seq = state.next_seq()
-            answer = direct.body(seq)
+            answer = answer_of(seq)
             head = _STATUS_LINE
             if ORIGIN in headers:
                 head += _READABLE_BY_ANY_PAGE
             head += _SENT % (len(answer), rfc822_formatted_time().encode())
         except Exception:  # a 400, or a bug: the route answers it, in its own words
             return None, _given_back(raw, protocol)
-        self._sending = _Sending(
-            state, generation, seq, message, route, started, raw, head, answer, direct.keep
+        self._sending = (
+            state,
+            state.generation,
+            seq,
+            message,
+            route,
+            started,
+            raw,
+            head,
+            answer,
+            kept,
         )
         return head + answer, payload
 
     def sent(self) -> None:
-        """The answer `answer` made last went to the transport: what it keeps is kept, and it
-        is recorded, as the route records it."""
+        """The answer `answer` made last went to the transport: what its request keeps is
+        kept, and it is recorded, as the route records it."""
         sending = self._sending
         assert sending is not None
         self._sending = None
-        if sending.keep is not None:
-            sending.keep()
-        message = sending.message
+        state, generation, seq, message, route, started, raw, head, answer, kept = sending
+        if kept:
+            route.kept_in(state).extend(kept)
         exchange.record(
-            sending.state, sending.generation, sending.seq, hdrs.METH_POST, message.path,
-            sending.route.name, sending.started, 200, None, None, message.raw_headers, False,
-            None, sending.body, SentHeaders(sending.head), sending.answer,
+            state, generation, seq, hdrs.METH_POST, message.path, route.name, started, 200,
+            None, None, message.raw_headers, False, None, raw, SentHeaders(head), answer,
         )  # fmt: skip
 
     def _plain(self, message: RawRequestMessage, payload: StreamReader) -> bool:
@@ -157,17 +162,6 @@ class DirectLane:
             and payload.exception() is None
             and payload.total_bytes <= self._max_body_bytes
         )
-
-    def _state(self, prefixed: str | None, headers: Mapping[str, str]) -> StubState | None:
-        """The request's namespace, from the one resolver; None where the route must say why
-        there is none (a bad name, an evicted one) or a bound key may choose it."""
-        namespaces = self._namespaces
-        if namespaces.keyed:
-            return None
-        try:
-            return namespaces.resolve(prefixed, headers)
-        except ApiError:
-            return None
 
 
 def _given_back(raw: bytes, protocol: BaseProtocol) -> StreamReader:

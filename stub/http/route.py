@@ -1,5 +1,5 @@
 """What each client route declares once: where its keys come from and what an accepted request
-leaves in its namespace, read alike by the pipeline's admission, the fast lane and the
+leaves in its namespace, read alike by the pipeline's admission, the direct lane and the
 forwarder (proxy mode), so a route cannot be served one way and proxied another."""
 
 from __future__ import annotations
@@ -68,15 +68,11 @@ class Records:
     """What the member's items are, for the 400 that names one that is not an object."""
 
 
-class Direct(NamedTuple):
-    """A plain request's answer, made by the fast lane from its body alone."""
-
-    body: Callable[[int], bytes]
-    """The answer's body, from the request's number."""
-    keep: Callable[[], object] | None
-    """What the request leaves in its namespace, kept once its answer was sent."""
-
-
+Direct = tuple[Callable[[int], bytes], list[Json] | None]
+"""A plain request's answer, made by the direct lane from its body alone: the answer's body,
+from the request's number; and what the request leaves in its namespace's log (`records`;
+None: nothing), kept once that answer was sent. A plain tuple: it is made on every lane
+request."""
 DirectAnswer = Callable[[StubState, bytes], Direct]
 """How a route answers a plain request directly (see `RouteDeclaration.direct`)."""
 
@@ -94,7 +90,7 @@ class RouteDeclaration:
     """Keys checked before `key`, and never charged (the definitions poll's secret key)."""
     records: Records | None = None
     direct: DirectAnswer | None = None
-    """How the fast lane answers a plain request to it, from its namespace's state and its
+    """How the direct lane answers a plain request to it, from its namespace's state and its
     body, as the handler would: the body checked (raising as the handler would), then the
     answer's body and what to keep once it is sent. Nothing is kept before: an answer the
     lane cannot send goes to the route, which must find the namespace as it was. None: only

@@ -29,13 +29,13 @@ from stub.wire import (
 
 def _evaluated_now(state: StubState, raw: bytes) -> Direct:
     decisions = evaluated(state.served.decisions, raw, "")
-    return Direct(functools.partial(evaluate_answer, decisions), None)
+    return functools.partial(evaluate_answer, decisions), None
 
 
 def _captured_now(state: StubState, raw: bytes) -> Direct:
     events = CAPTURE.checked(json_object(raw, ""))
     answer = capture_answer(events)
-    return Direct(lambda seq: answer, functools.partial(CAPTURE.kept_in(state).extend, events))
+    return (lambda seq: answer), events
 
 
 EVALUATE = RouteDeclaration("evaluate", direct=_evaluated_now)
