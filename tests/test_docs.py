@@ -13,6 +13,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tomllib
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -783,6 +784,8 @@ RUN_BY: dict[tuple[str, str], str] = {
     ("README.md", "S=http://127.0.0.1:3901"): "TestTheReadmesThirtySeconds",
     ("docs/about/architecture.md", "pyproject.toml"): "TestPartialBlocks.test_the_tree",
     ("docs/about/development.md", ".venv-test/bin/pytest"): "TestPartialBlocks (.ci/run)",
+    ("docs/about/development.md", "python3 -m venv .venv-lowest && .venv-lowest/bin/pip install "
+     '-e ".[test]" "aiohttp==3.14.0"'): "TestPartialBlocks.test_the_lowest_aiohttp_block",
     ("docs/getting-started.md", "L=$(mktemp)"): "TestTheTour",
     ("docs/getting-started.md", "from fireweave import EvaluationContext, FireweaveClient, "
      "FireweaveRemoteAdapter, FireweaveRuntime"): "TestWithThePythonClientSection",
@@ -1041,6 +1044,22 @@ class TestPartialBlocks:
             if path.name != "__init__.py" or path.parent == package
         }
         assert listed - {name for name in listed if not name.endswith(".py")} == modules
+
+    def test_the_lowest_aiohttp_block(self) -> None:
+        """The development page's run on the lowest aiohttp is `.ci/run`'s: the floor
+        `pyproject.toml` declares, and tests of the request path `.ci/run` runs on it."""
+        (block,) = [
+            b.text for b in blocks() if b.page == "docs/about/development.md" and "lowest" in b.text
+        ]
+        declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+        (aiohttp,) = [dependency for dependency in declared if dependency.startswith("aiohttp")]
+        floor = re.search(r">=([0-9.]+)", aiohttp)[1]  # type: ignore[index]  # it declares one
+        assert f'"aiohttp=={floor}.0"' in block or f'"aiohttp=={floor}"' in block
+        ci = (ROOT / ".ci" / "run").read_text()
+        assert '.venv-lowest/bin/pip install -e ".[test]" "aiohttp==$lowest"' in ci
+        assert "AIOHTTP_NO_EXTENSIONS=1 .venv-test/bin/pytest" in ci
+        for test_file in re.findall(r"tests/\S+\.py", block):
+            assert test_file in ci, test_file
 
     def test_workflows(self) -> None:
         """CI files: valid YAML, and every svc-stub option they pass exists."""
