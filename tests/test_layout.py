@@ -6,11 +6,17 @@ from __future__ import annotations
 
 import ast
 import itertools
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 
 import pytest
+
+from conftest import AUTH, AiohttpClient
+from stub import StubConfig, create_app
+from stub.http.connection import door
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "stub"
@@ -176,3 +182,51 @@ def test_the_planes_routes_are_answers_that_neither_admit_nor_record(name: str) 
     assert reached.isdisjoint({"stub.http.pipeline", "stub.http.exchange", "stub.http.lane"})
     called = calls_named(MODULES[name])
     assert called.isdisjoint({"admit", "admit_organisation", "charge", "record"})
+
+
+WALKED = (
+    "http/connection.py", "http/lane.py", "http/target.py", "namespaces.py",
+    "http/pipeline.py", "faults/arming.py", "http/admission.py", "routes/runtime.py",
+    "runtime/evaluation.py", "http/exchange.py",
+)  # fmt: skip
+"""The files a routed evaluate walks, in the order the architecture page lists them (and
+`lane.py`, which the request is offered first): each first entered in this order (the
+namespace name's rule, in namespaces.py, before the pipeline asks it for the namespace)."""
+BESIDE = frozenset({"state.py", "wire.py", "keys.py", "recording.py"})
+"""What the page says the walk calls beside them: the namespace's state, the shared floor."""
+
+
+async def test_a_routed_evaluate_walks_the_files_the_architecture_page_names(
+    aiohttp_client: AiohttpClient,
+) -> None:
+    """One evaluate the direct lane declines (`Connection: close`), followed call by call:
+    the files it enters, in order, and no route calling back into the way in."""
+    client = await aiohttp_client(create_app(StubConfig()))
+    body = {"targetingKey": "user-1", "flagKeys": ["checkout-v2"]}
+    headers = {**AUTH, "Connection": "close"}
+    await client.post("/ns/walk/v1/flags/evaluate", json=body, headers=headers)  # warmed up
+    calls: list[tuple[str, str]] = []
+
+    def followed(frame: FrameType, event: str, _: object) -> None:
+        if event == "call" and frame.f_back is not None:
+            calls.append((_in_package(frame.f_back), _in_package(frame)))
+
+    sys.setprofile(followed)
+    try:
+        answer = await client.post("/ns/walk/v1/flags/evaluate", json=body, headers=headers)
+        await answer.read()
+    finally:
+        sys.setprofile(None)
+    assert answer.status == 200
+    entered = list(dict.fromkeys(callee for _, callee in calls if callee))
+    walked = [name for name in WALKED if door().lane or name != "http/lane.py"]
+    assert [name for name in entered if name in WALKED] == walked, entered
+    assert set(entered) - set(WALKED) <= BESIDE
+    called_back = {(caller, callee) for caller, callee in calls if caller.startswith("routes/")}
+    assert {callee for _, callee in called_back if callee.startswith("http/")} == set()
+
+
+def _in_package(frame: FrameType) -> str:
+    """A frame's file inside stub/ (`http/pipeline.py`), or "" outside it."""
+    path = Path(frame.f_code.co_filename)
+    return path.relative_to(PACKAGE).as_posix() if path.is_relative_to(PACKAGE) else ""

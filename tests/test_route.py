@@ -12,6 +12,7 @@ from aiohttp.test_utils import make_mocked_request
 
 from stub import StubConfig
 from stub.fixtures import DEFAULT_SET, load_fixture_paths
+from stub.http.admission import key_in
 from stub.http.route import (
     BODY_KEY,
     DECLARED,
@@ -84,7 +85,7 @@ class TestTheHeaderKey:
     def test_is_the_key_the_client_presented(self, headers: dict[str, str]) -> None:
         """Inlined for evaluate's sake: it must stay `presented_key`."""
         request = make_mocked_request("POST", "/v1/flags/evaluate", headers=headers)
-        assert HEADER_KEY.read(request, None) == presented_key(request)
+        assert key_in(HEADER_KEY, request, None) == presented_key(request)
 
 
 class TestTheBodyKey:
@@ -100,7 +101,7 @@ class TestTheBodyKey:
     )
     def test_a_blank_api_key_falls_back_to_the_token(self, body: dict[str, Any], key: str) -> None:
         request = make_mocked_request("POST", "/flags")
-        assert BODY_KEY.read(request, body) == key
+        assert key_in(BODY_KEY, request, body) == key
 
 
 class TestServedAndForwardedAlike:

@@ -5,6 +5,7 @@ route's answer."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from aiohttp import web
@@ -12,7 +13,7 @@ from aiohttp.typedefs import Handler
 
 from stub.faults.arming import Fired
 from stub.faults.modes import FaultMode, FaultSpec
-from stub.http.route import RouteDeclaration
+from stub.http.route import KeySource, RouteDeclaration
 from stub.keys import MANAGEMENT_KEY_HINT, ClientPlane, not_for_management
 from stub.management import scopes
 from stub.management.seed import DEFAULT_KEY, Principal
@@ -23,6 +24,7 @@ from stub.wire import (
     ApiError,
     bearer_token,
     check_api_key,
+    presented_key_in,
     read_json_object,
 )
 
@@ -63,6 +65,21 @@ def admit(
         code = "FORBIDDEN" if wrong.status == 403 else "UNAUTHORIZED"
         raise ApiError(wrong.status, code, f"{wrong.message} (refused: strict keys)")
     return wrong.message
+
+
+def key_in(source: KeySource, request: web.Request, body: Mapping[str, Any] | None) -> str:
+    """The key a request carries where `source` says (`body`: its body parsed, for a key
+    there)."""
+    where = source.where
+    if where == "header":
+        return presented_key_in(request.headers)
+    if where == "token":
+        return request.query.get("token", "").strip()
+    for name in ("api_key", "token"):  # posthog-python sends `api_key`, posthog-node `token`
+        key = body.get(name) if body is not None else None
+        if isinstance(key, str) and key.strip():
+            return key.strip()
+    return ""
 
 
 def charge(state: StubState, key: str) -> None:
@@ -117,7 +134,7 @@ def admitting(answer: Handler, route: RouteDeclaration, plane: Admits) -> Handle
             body = request[ADMITTED_BODY] = await read_json_object(request)
         state = request[REQUEST_STATE]
         for source, charged in checks:
-            key = source.read(request, body)
+            key = key_in(source, request, body)
             warning = admit(state, key, plane, source.hint)
             if warning is not None:  # said on the answer, a 429 included
                 state.key_warnings[request[REQUEST_SEQ]] = warning

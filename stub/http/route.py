@@ -1,37 +1,20 @@
-"""What each client route declares once: where its keys come from and what an accepted request
-leaves in its namespace, read alike by the pipeline's admission, the direct lane and the
-forwarder (proxy mode), so a route cannot be served one way and proxied another."""
+"""What each client route declares once, as data: where its keys are and what an accepted
+request leaves in its namespace, read alike by the pipeline's admission, the direct lane and
+the forwarder (proxy mode), so a route cannot be served one way and proxied another."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 from aiohttp import web
 
 from stub.state import Json, StubState
-from stub.wire import RUNTIME_KEY_HINT, object_list, presented_key_in
+from stub.wire import RUNTIME_KEY_HINT, object_list
 
 DECLARED = "declared"
 """The `RouteDef` keyword that carries a route's declaration (see `RouteDeclaration.route`)."""
-
-
-def _header_key(request: web.Request, body: Mapping[str, Any] | None) -> str:
-    return presented_key_in(request.headers)
-
-
-def _body_key(request: web.Request, body: Mapping[str, Any] | None) -> str:
-    """posthog-python sends `api_key`, posthog-node `token`: the first that is not blank."""
-    for name in ("api_key", "token"):
-        key = body.get(name) if body is not None else None
-        if isinstance(key, str) and key.strip():
-            return key.strip()
-    return ""
-
-
-def _token_key(request: web.Request, body: Mapping[str, Any] | None) -> str:
-    return request.query.get("token", "").strip()
 
 
 class _Log(Protocol):
@@ -41,20 +24,23 @@ class _Log(Protocol):
 
 
 class KeySource(NamedTuple):
-    """Where a route finds the key it checks and charges to the rate limit."""
+    """Where a route finds a key it checks (admission.py reads it there)."""
 
-    read: Callable[[web.Request, Mapping[str, Any] | None], str]
-    """The key of a request, given its body parsed (None: not read, nor needed)."""
-    in_body: bool
-    """`read` needs the body: the forwarder parses it only for such a route."""
+    where: Literal["header", "body", "token"]
+    """`Authorization: Bearer` or `x-api-key`; the body's `api_key` or `token`; `?token=`."""
     hint: str
     """How to send it, for the 401 that says it is missing."""
 
+    @property
+    def in_body(self) -> bool:
+        """The body must be parsed to find it (the forwarder parses it only then)."""
+        return self.where == "body"
 
-HEADER_KEY = KeySource(_header_key, False, RUNTIME_KEY_HINT)
-BODY_KEY = KeySource(_body_key, True, "send the project key as body 'api_key' or 'token'")
-TOKEN_KEY = KeySource(_token_key, False, "send the project key as the 'token' query parameter")
-SECRET_KEY = KeySource(_header_key, False, "send the secret key as 'Authorization: Bearer <key>'")
+
+HEADER_KEY = KeySource("header", RUNTIME_KEY_HINT)
+BODY_KEY = KeySource("body", "send the project key as body 'api_key' or 'token'")
+TOKEN_KEY = KeySource("token", "send the project key as the 'token' query parameter")
+SECRET_KEY = KeySource("header", "send the secret key as 'Authorization: Bearer <key>'")
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 
 from stub.config import Upstream
 from stub.faults.arming import FAULT_QUERY, FAULT_QUERY_PARAMETERS
-from stub.http.admission import charge
+from stub.http.admission import charge, key_in
 from stub.http.route import RouteDeclaration
 from stub.state import UPSTREAMED, Upstreamed, state_of
 from stub.upstream.transport import (
@@ -102,7 +102,7 @@ def forwarding(
             body = await read_body(request)
             document = _document(body) if reads_body else None
             if charged is not None:
-                charge(state, charged.read(request, document))
+                charge(state, key_in(charged, request, document))
             exchange = _Exchange(upstream, control_token, in_flight)
             relayed = await _sent_upstream(request, exchange, body)
             if document is not None and 200 <= relayed.status < 300:
