@@ -12,6 +12,7 @@ import hmac
 import logging
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from aiohttp import HttpVersion11, web
 from aiohttp.typedefs import Handler
@@ -77,70 +78,92 @@ def client_route(
         seq = request[REQUEST_SEQ] = state.next_seq()
         generation = state.generation
         started = time.perf_counter()
-        fired: Fired | None = None
-        status: int | None = None
-        gone = False
-        sent: web.StreamResponse | None = None  # what went to the transport
-        warning: str | None = None
-        sent_early: list[int] = []  # a fault writing its own answer records it before a byte
+        turn = _Turn()
         state.in_flight += 1  # no bound evicts a namespace while it serves a request
         try:
-            try:
-                fired = _fault_for(request, state, selector)
-                if fired is None or fired.spec is None or selector is None:
-                    response = await handler(request)
-                else:
-                    flags = tuple(state.served.fixtures.flags)
-
-                    def sending(answer: web.StreamResponse, body: bytes) -> None:
-                        if cors and ORIGIN in request.headers:
-                            allow_any_origin(answer.headers)
-                        if not sent_early:
-                            sent_early.append(answer.status)
-                            _record(
-                                state, generation, request, name, started, answer.status,
-                                fired, answer=answer, answer_body=body,
-                            )  # fmt: skip
-
-                    hit = Hit(request, selector, handler, error_body, flags, sending, forwarded)
-                    response = await _fault(hit, fired)
-                status = None if isinstance(response, _NoAnswer) else response.status
-                if body_broken(request):  # a fault answered before noticing: the stream is lost
-                    response.force_close()
-            except ClientGone as error:
-                gone = True
-                log.info("%s %s: %s (recorded, not answered)", request.method, request.path, error)
-                return error.to_response(error_body)  # for aiohttp to drop: nobody is there
-            except ApiError as error:
-                status = error.status
-                if isinstance(error, RateLimited):
-                    fired = error.fired
-                response = error.to_response(error_body)
-            except Exception:
-                status = INTERNAL.status
-                log.exception("unexpected error on %s %s", request.method, request.path)
-                response = INTERNAL.to_response(error_body)
+            response = await answered(request, state, turn, generation, started)
             if state.key_warnings:
-                warning = state.key_warnings.pop(seq, None)
-            if warning is not None:
-                _warn(request, response, warning)
+                turn.warning = state.key_warnings.pop(seq, None)
+            if turn.warning is not None:
+                _warn(request, response, turn.warning)
             if cors and ORIGIN in request.headers:
                 _readable_by_page(response)
-            if status is not None and not sent_early:
-                sent = await _sent(request, response)
-                gone = sent is None
+            if turn.status is not None and not turn.recorded:
+                turn.sent = await _sent(request, response)
+                turn.gone = turn.sent is None
             return response
         finally:  # also when the client went away mid-request; never into the next test's log
             state.in_flight -= 1
-            if warning is None and state.key_warnings:  # cancelled before it was said
-                warning = state.key_warnings.pop(seq, None)
-            if not sent_early:
-                answered = None if sent is None else status
+            if turn.warning is None and state.key_warnings:  # cancelled before it was said
+                turn.warning = state.key_warnings.pop(seq, None)
+            if not turn.recorded:
+                sent = turn.sent
+                status = None if sent is None else turn.status
                 _record(
-                    state, generation, request, name, started, answered, fired, warning, gone, sent
-                )
+                    state, generation, request, name, started, status, turn.fired,
+                    turn.warning, turn.gone, sent,
+                )  # fmt: skip
+
+    async def answered(
+        request: web.Request, state: StubState, turn: _Turn, generation: int, started: float
+    ) -> web.StreamResponse:
+        """The answer: a fault's, the handler's, or an error's in the plane's envelope; what
+        happened on the way goes into `turn`."""
+        try:
+            fired = turn.fired = _fault_for(request, state, selector)
+            if fired is None or fired.spec is None or selector is None:
+                response = await handler(request)
+            else:
+
+                def sending(answer: web.StreamResponse, body: bytes) -> None:
+                    """A fault writing its own answer: recorded before its first byte."""
+                    if cors and ORIGIN in request.headers:
+                        allow_any_origin(answer.headers)
+                    if not turn.recorded:
+                        turn.recorded = True
+                        _record(
+                            state, generation, request, name, started, answer.status, fired,
+                            answer=answer, answer_body=body,
+                        )  # fmt: skip
+
+                flags = tuple(state.served.fixtures.flags)
+                hit = Hit(request, selector, handler, error_body, flags, sending, forwarded)
+                response = await _fault(hit, fired)
+            turn.status = None if isinstance(response, _NoAnswer) else response.status
+            if body_broken(request):  # a fault answered before noticing: the stream is lost
+                response.force_close()
+            return response
+        except ClientGone as error:
+            turn.gone = True
+            log.info("%s %s: %s (recorded, not answered)", request.method, request.path, error)
+            return error.to_response(error_body)  # for aiohttp to drop: nobody is there
+        except ApiError as error:
+            turn.status = error.status
+            if isinstance(error, RateLimited):
+                turn.fired = error.fired
+            return error.to_response(error_body)
+        except Exception:
+            turn.status = INTERNAL.status
+            log.exception("unexpected error on %s %s", request.method, request.path)
+            return INTERNAL.to_response(error_body)
 
     return route
+
+
+@dataclass(slots=True)
+class _Turn:
+    """What happened to one routed request, for its journal entry."""
+
+    fired: Fired | None = None
+    status: int | None = None
+    """The answer's status; None: there is none to send (a fault dealt with the connection,
+    or the client went away)."""
+    warning: str | None = None
+    gone: bool = False
+    sent: web.StreamResponse | None = None
+    """The answer handed to the transport; None: it was not."""
+    recorded: bool = False
+    """A fault writing its own answer recorded the request before its first byte."""
 
 
 def preflight_route(
