@@ -49,13 +49,18 @@ async def client(aiohttp_client: AiohttpClient) -> TestClient[Any, Any]:
     return await aiohttp_client(create_app(StubConfig()))
 
 
+HANG_GUARD_S = 60
+"""How long a spawned stub's answer is awaited: a guard against a hang, not a speed budget (a
+stub draining a gzip bomb on a busy 2-core machine takes seconds to answer the next)."""
+
+
 @dataclass
 class SpawnedStub:
     process: subprocess.Popen[str]
     url: str
 
     def get(self, path: str) -> Any:
-        with urllib.request.urlopen(self.url + path, timeout=5) as response:
+        with urllib.request.urlopen(self.url + path, timeout=HANG_GUARD_S) as response:
             return json.load(response)
 
     def post(self, path: str, body: object = None) -> Any:
@@ -63,14 +68,14 @@ class SpawnedStub:
         request = urllib.request.Request(
             self.url + path, data=data, method="POST", headers={"Content-Type": "application/json"}
         )
-        with urllib.request.urlopen(request, timeout=5) as response:
+        with urllib.request.urlopen(request, timeout=HANG_GUARD_S) as response:
             return json.load(response)
 
     def status(self, path: str, headers: dict[str, str]) -> int:
         """The status a GET with these headers is answered with, an error's included."""
         request = urllib.request.Request(self.url + path, headers=headers)
         try:
-            with urllib.request.urlopen(request, timeout=5) as response:
+            with urllib.request.urlopen(request, timeout=HANG_GUARD_S) as response:
                 return int(response.status)
         except urllib.error.HTTPError as refused:
             refused.close()
