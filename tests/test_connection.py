@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import aiohttp
@@ -33,6 +33,25 @@ def fresh_door() -> Iterator[None]:
     door.cache_clear()
     yield
     door.cache_clear()
+
+
+Serve = Callable[[], Awaitable[tuple[TestClient[Any, Any], list[str]]]]
+
+
+@pytest.fixture
+def serve(
+    fresh_door: None, caplog: pytest.LogCaptureFixture, aiohttp_client: AiohttpClient
+) -> Serve:
+    """Serves a stub in process, the door checked afresh: its client, and every line about
+    aiohttp the stub has warned so far."""
+
+    async def served() -> tuple[TestClient[Any, Any], list[str]]:
+        with caplog.at_level(logging.WARNING, logger="stub"):
+            client = await aiohttp_client(create_app(StubConfig()))
+        said = [record.getMessage() for record in caplog.records]
+        return client, [line for line in said if "aiohttp" in line]
+
+    return served
 
 
 @pytest.fixture
@@ -98,53 +117,34 @@ class TestTheDoor:
 
     @pytest.mark.parametrize("version", ["3.14.0", "3.14.3", "3.15.0", "4.0.0a1"])
     async def test_an_aiohttp_it_was_not_tested_on_turns_the_lane_off_with_one_warning(
-        self,
-        version: str,
-        fresh_door: None,
-        offered: list[str],
-        monkeypatch: pytest.MonkeyPatch,
-        caplog: pytest.LogCaptureFixture,
-        aiohttp_client: AiohttpClient,
+        self, version: str, serve: Serve, offered: list[str], monkeypatch: pytest.MonkeyPatch
     ) -> None:
         monkeypatch.setattr(aiohttp, "__version__", version)
-        with caplog.at_level(logging.WARNING, logger="stub"):
-            client = await aiohttp_client(create_app(StubConfig()))
-            await aiohttp_client(create_app(StubConfig()))  # a second app: no second warning
-        warned = [
-            record.getMessage() for record in caplog.records if "aiohttp" in record.getMessage()
-        ]
+        for needs in ("LANE_NEEDS", "PARSER_NEEDS"):  # on the lowest aiohttp, some are missing
+            monkeypatch.setattr(connection, needs, ())
+        client, _ = await serve()
+        _, warned = await serve()  # a second app: no second warning
         assert len(warned) == 1
-        assert "the direct lane is off" in warned[0]
+        assert f"aiohttp {version} is not one svc-stub's direct lane was tested on" in warned[0]
+        assert "(3.14.4 to 3.14.5): the direct lane is off" in warned[0]
         await self.assert_every_answer_by_its_route(client, offered)
 
     async def test_a_part_the_lane_reads_missing_turns_it_off_and_is_named(
-        self,
-        fresh_door: None,
-        offered: list[str],
-        monkeypatch: pytest.MonkeyPatch,
-        caplog: pytest.LogCaptureFixture,
-        aiohttp_client: AiohttpClient,
+        self, serve: Serve, offered: list[str], monkeypatch: pytest.MonkeyPatch
     ) -> None:
         monkeypatch.setattr(connection, "TESTED", ((0, 0, 0), (99, 0, 0)))
         monkeypatch.setattr(connection, "LANE_NEEDS", (*connection.LANE_NEEDS, "_gone_in_3_15"))
-        with caplog.at_level(logging.WARNING, logger="stub"):
-            client = await aiohttp_client(create_app(StubConfig()))
-        assert f"aiohttp {aiohttp.__version__} lacks " in caplog.text
-        assert "_gone_in_3_15" in caplog.text
+        client, (warned,) = await serve()
+        assert warned.startswith(f"aiohttp {aiohttp.__version__} lacks ")
+        assert "_gone_in_3_15" in warned
         await self.assert_every_answer_by_its_route(client, offered)
 
     async def test_without_the_parts_its_handler_reads_connections_get_aiohttps_own(
-        self,
-        fresh_door: None,
-        offered: list[str],
-        monkeypatch: pytest.MonkeyPatch,
-        caplog: pytest.LogCaptureFixture,
-        aiohttp_client: AiohttpClient,
+        self, serve: Serve, offered: list[str], monkeypatch: pytest.MonkeyPatch
     ) -> None:
         monkeypatch.setattr(connection, "HANDLER_NEEDS", ("_gone_in_3_15",))
-        with caplog.at_level(logging.WARNING, logger="stub"):
-            client = await aiohttp_client(create_app(StubConfig()))
-        assert "the direct lane and JSON parse errors are off" in caplog.text
+        client, (warned,) = await serve()
+        assert "the direct lane and JSON parse errors are off" in warned
         await self.assert_every_answer_by_its_route(client, offered)
 
     @staticmethod
