@@ -227,7 +227,19 @@ class TestNamespacesSection:
         assert fresh_stub.get("/_test/namespaces")["count"] == 0
 
 
+SCREEN_LINES = 50
+"""What a terminal or a repository page shows without scrolling, near enough."""
+
+
 class TestTheTwoCommands:
+    def test_the_two_commands_and_thirty_seconds_fit_on_one_screen(self) -> None:
+        """A newcomer sees how to run it, test it and try it before scrolling; the site holds
+        the rest."""
+        text = README.read_text(encoding="utf-8")
+        opening = text.split("## Thirty seconds", 1)[0] + "## Thirty seconds"
+        thirty_seconds = text.split("## Thirty seconds", 1)[1].split("\n## ", 1)[0]
+        assert len((opening + thirty_seconds).splitlines()) <= SCREEN_LINES
+
     def test_run_and_test_use_environments_of_their_own_and_ci_runs_the_test_one(self) -> None:
         text = README.read_text(encoding="utf-8")  # the README itself opens with them
         run_command, test_command, *_ = re.findall(r"```sh\n(.*?)```", text, flags=re.DOTALL)
@@ -303,15 +315,21 @@ class TestTheTour:
         assert '{"ok":true}' in done.stdout  # it waited for the stub before going on
         assert closed_within(int(port), seconds=5)  # stopped by its trap: nothing listens
 
-    def test_under_a_taken_port_the_ready_check_says_why_and_goes_on(self) -> None:
-        """Another svc-stub holds the port: the tour's own stub stops, and its ready check
-        says why rather than taking the other one's answer for its own, or looping."""
+    def test_under_a_taken_port_the_tour_stops_with_why_and_asks_the_other_stub_nothing(
+        self,
+    ) -> None:
+        """Another svc-stub holds the port: the tour's own stub stops, and the tour stops with
+        it, saying why, rather than sending its steps to the other one."""
         (block,) = shell_blocks("## A tour with curl")
         port = str(free_port())
-        first_steps = block.replace("3902", port).split("# Evaluate one flag")[0]
-        with StubProcess.start(["--port", port]):
-            done = bash("set -e\n" + first_steps, timeout=30)
+        with StubProcess.start(["--port", port]) as other:
+            done = bash(block.replace("3902", port), timeout=30)
+            asked = urllib.request.urlopen(f"{other.url}/_test/requests", timeout=60)
+            requests = json.load(asked)["requests"]
+        assert done.returncode == 1
         assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in done.stdout
+        assert '{"ok":true}' not in done.stdout
+        assert requests == []  # not one step reached the other stub
 
 
 def bash(script: str, cwd: Path = ROOT, timeout: float = 60) -> subprocess.CompletedProcess[str]:
