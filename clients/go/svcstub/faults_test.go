@@ -23,10 +23,27 @@ type seen struct {
 	took    time.Duration
 }
 
-// evaluate sends one evaluate to base, as a client library does, waiting at most a second.
-func evaluate(t *testing.T, base string, header http.Header) seen {
+const (
+	// hangTimeout is how long a client waits for a hung answer before it gives up: what
+	// ModeHang is tested by.
+	hangTimeout = time.Second
+	// answerTimeout guards against a hang; it is no speed budget (a delayed answer on a busy
+	// 2-core machine can take well over a second).
+	answerTimeout = time.Minute
+)
+
+// timeoutFor is how long a client waits for an answer faulted by mode.
+func timeoutFor(mode svcstub.Mode) time.Duration {
+	if mode == svcstub.ModeHang {
+		return hangTimeout
+	}
+	return answerTimeout
+}
+
+// evaluate sends one evaluate to base, as a client library does, waiting at most wait.
+func evaluate(t *testing.T, base string, header http.Header, wait time.Duration) seen {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	body := `{"targetingKey": "user-1", "flagKeys": ["checkout-v2"]}`
 	request, err := http.NewRequestWithContext(ctx, "POST", base+"/v1/flags/evaluate", strings.NewReader(body))
@@ -101,10 +118,10 @@ func TestArmedFaultsReachTheClientOnceAndTheJournalNamesThem(t *testing.T) {
 			if armed := stub.Arm(fault); armed.Mode != mode {
 				t.Fatalf("armed %q, not %q", armed.Mode, mode)
 			}
-			if got := evaluate(t, stub.URL, nil); !c.seen(got) {
+			if got := evaluate(t, stub.URL, nil, timeoutFor(mode)); !c.seen(got) {
 				t.Fatalf("the client saw status %d, error %v, after %s", got.status, got.err, got.took)
 			}
-			if after := evaluate(t, stub.URL, nil); after.status != 200 {
+			if after := evaluate(t, stub.URL, nil, answerTimeout); after.status != 200 {
 				t.Fatalf("TTLRequests 1 faults one request only; the next was answered %d", after.status)
 			}
 			// listed as each ends: a hung request only once its client has given up on it
@@ -129,7 +146,7 @@ func TestFaultHeadersFaultOneRequest(t *testing.T) {
 			stub := svcstub.New(t)
 			fault := c.fault
 			fault.Mode = mode
-			if got := evaluate(t, stub.URL, svcstub.FaultHeaders(fault)); !c.seen(got) {
+			if got := evaluate(t, stub.URL, svcstub.FaultHeaders(fault), timeoutFor(mode)); !c.seen(got) {
 				t.Fatalf("the client saw status %d, error %v, after %s", got.status, got.err, got.took)
 			}
 			request := stub.WaitForRequests(context.Background(), 1, svcstub.RouteEvaluate)[0]
@@ -145,11 +162,11 @@ func TestWithFaultDisarmsItsFaultAloneWhenTheFuncReturns(t *testing.T) {
 	stub := svcstub.New(t)
 	kept := stub.Arm(svcstub.Fault{Mode: svcstub.Mode429, ApplyTo: []svcstub.Selector{svcstub.OnCapture}})
 	stub.WithFault(svcstub.Fault{Mode: svcstub.Mode500, ApplyTo: []svcstub.Selector{svcstub.OnEvaluate}}, func() {
-		if got := evaluate(t, stub.URL, nil); got.status != 500 {
+		if got := evaluate(t, stub.URL, nil, answerTimeout); got.status != 500 {
 			t.Errorf("inside: %d", got.status)
 		}
 	})
-	if got := evaluate(t, stub.URL, nil); got.status != 200 {
+	if got := evaluate(t, stub.URL, nil, answerTimeout); got.status != 200 {
 		t.Errorf("after: %d", got.status)
 	}
 	if armed := stub.Armed(); len(armed) != 1 || armed[0].ID != kept.ID {
@@ -166,7 +183,7 @@ func TestASequenceIsConsumedOneRequestAtATime(t *testing.T) {
 	})
 	var statuses []int
 	for i := 0; i < 5; i++ {
-		statuses = append(statuses, evaluate(t, stub.URL, nil).status)
+		statuses = append(statuses, evaluate(t, stub.URL, nil, answerTimeout).status)
 	}
 	if want := []int{500, 503, 200, 429, 200}; !equal(statuses, want) {
 		t.Errorf("statuses %v, want %v", statuses, want)

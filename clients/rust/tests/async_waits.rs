@@ -8,7 +8,7 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::Thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 use svc_stub::Route;
@@ -41,14 +41,12 @@ fn a_pending_wait_does_not_block_the_thread_that_awaits_it() {
     let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
     let mut wait = pin!(ns.wait_for_svc_events_async(1, Duration::from_secs(10)));
 
-    let started = Instant::now();
+    // pending, not blocked: a blocking poll would have run out first and panicked
     assert!(wait.as_mut().poll(&mut Context::from_waker(&waker)).is_pending());
-    assert!(started.elapsed() < Duration::from_secs(1), "the first poll blocked");
     // the same thread, as a current-thread executor's, runs the client meanwhile
     common::capture(ns.url(), json!([{"type": "signal", "name": "checkout"}]));
     let events = block_on(wait);
     assert_eq!(events[0]["name"], "checkout");
-    assert!(started.elapsed() < Duration::from_secs(5));
 
     let requests = block_on(ns.wait_for_requests_async(1, Route::Capture, Duration::from_secs(5)));
     assert_eq!(requests.len(), 1);

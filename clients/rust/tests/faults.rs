@@ -5,11 +5,22 @@ mod common;
 
 use std::time::Duration;
 
-use common::{evaluate, Seen};
+use common::{evaluate, Seen, ANSWER_TIMEOUT};
 use svc_stub::{fault_headers, Fault, Mode, Route, Selector, Step};
 
-const WAIT: Duration = Duration::from_secs(5);
-const CLIENT_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long a wait for the journal may take: a guard against a hang, not a speed budget.
+const WAIT: Duration = Duration::from_secs(60);
+/// How long the client waits for a hung answer before it gives up: what `Mode::Hang` is tested by.
+const HANG_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// How long the client waits for an answer faulted by `mode`.
+fn client_timeout(mode: Mode) -> Duration {
+    if mode == Mode::Hang {
+        HANG_TIMEOUT
+    } else {
+        ANSWER_TIMEOUT
+    }
+}
 
 /// What the fault of each mode is armed with, and what a client sees of it.
 fn case(mode: Mode) -> (Fault, fn(&Seen) -> bool) {
@@ -44,9 +55,9 @@ fn armed_reaches_the_client_once(mode: Mode) {
     let (fault, seen) = case(mode);
     let guard = ns.arm(fault.on(Selector::Evaluate).times(1));
     assert_eq!(guard.armed().mode, Some(mode));
-    let got = evaluate(ns.url(), &[], CLIENT_TIMEOUT);
+    let got = evaluate(ns.url(), &[], client_timeout(mode));
     assert!(seen(&got), "{mode}: the client saw {got:?}");
-    let after = evaluate(ns.url(), &[], CLIENT_TIMEOUT);
+    let after = evaluate(ns.url(), &[], ANSWER_TIMEOUT);
     assert_eq!(after.status, Some(200), "times(1) faults one request only; the next: {after:?}");
     assert_eq!(after.value(), Some("treatment-b"));
     // listed as each ends: a hung request only once its client has given up on it
@@ -60,9 +71,9 @@ fn armed_reaches_the_client_once(mode: Mode) {
 fn headers_fault_one_request(mode: Mode) {
     let ns = svc_stub::namespace(&format!("headers {mode}"));
     let (fault, seen) = case(mode);
-    let got = evaluate(ns.url(), &fault_headers(&fault), CLIENT_TIMEOUT);
+    let got = evaluate(ns.url(), &fault_headers(&fault), client_timeout(mode));
     assert!(seen(&got), "{mode} by header: the client saw {got:?}");
-    assert_eq!(evaluate(ns.url(), &[], CLIENT_TIMEOUT).status, Some(200));
+    assert_eq!(evaluate(ns.url(), &[], ANSWER_TIMEOUT).status, Some(200));
     let faulted: Vec<_> = ns.wait_for_requests(2, Route::Evaluate, WAIT).into_iter().filter_map(|r| r.fault).collect();
     assert_eq!(faulted.len(), 1, "{faulted:?}");
     assert_eq!((faulted[0].mode.as_str(), faulted[0].source.as_str()), (mode.as_str(), "header"));
@@ -110,12 +121,12 @@ fn a_guard_disarms_its_fault_when_dropped() {
     let ns = svc_stub::namespace("guard");
     {
         let _outage = ns.arm(Fault::new(Mode::Http500).on(Selector::Evaluate));
-        assert_eq!(evaluate(ns.url(), &[], CLIENT_TIMEOUT).status, Some(500));
-        assert_eq!(evaluate(ns.url(), &[], CLIENT_TIMEOUT).status, Some(500));
+        assert_eq!(evaluate(ns.url(), &[], ANSWER_TIMEOUT).status, Some(500));
+        assert_eq!(evaluate(ns.url(), &[], ANSWER_TIMEOUT).status, Some(500));
         assert_eq!(ns.armed().len(), 1);
     }
     assert!(ns.armed().is_empty());
-    assert_eq!(evaluate(ns.url(), &[], CLIENT_TIMEOUT).status, Some(200));
+    assert_eq!(evaluate(ns.url(), &[], ANSWER_TIMEOUT).status, Some(200));
 }
 
 #[test]
@@ -128,19 +139,19 @@ fn a_kept_fault_stays_armed_and_one_run_out_is_fine() {
     drop(once); // it ran out by itself: dropping its guard is fine
     let armed = ns.armed();
     assert_eq!(armed.iter().map(|f| f.id).collect::<Vec<_>>(), vec![kept.id]);
-    assert_eq!(evaluate(ns.url(), &[], CLIENT_TIMEOUT).status, Some(401));
+    assert_eq!(evaluate(ns.url(), &[], ANSWER_TIMEOUT).status, Some(401));
     ns.clear_faults();
-    assert_eq!(evaluate(ns.url(), &[], CLIENT_TIMEOUT).status, Some(200));
+    assert_eq!(evaluate(ns.url(), &[], ANSWER_TIMEOUT).status, Some(200));
 }
 
 #[test]
 fn with_fault_arms_for_a_closure() {
     let ns = svc_stub::namespace("with_fault");
     let during = ns.with_fault(Fault::new(Mode::Status).status(503).on(Selector::Runtime), || {
-        evaluate(ns.url(), &[], CLIENT_TIMEOUT).status
+        evaluate(ns.url(), &[], ANSWER_TIMEOUT).status
     });
     assert_eq!(during, Some(503));
-    assert_eq!(evaluate(ns.url(), &[], CLIENT_TIMEOUT).status, Some(200));
+    assert_eq!(evaluate(ns.url(), &[], ANSWER_TIMEOUT).status, Some(200));
 }
 
 #[test]
@@ -150,7 +161,7 @@ fn a_sequence_steps_one_request_at_a_time() {
         Fault::sequence([Step::new(Mode::Http500), Step::pass(), Step::new(Mode::Status).status(418)])
             .on(Selector::Evaluate),
     );
-    let statuses: Vec<_> = (0..4).map(|_| evaluate(ns.url(), &[], CLIENT_TIMEOUT).status).collect();
+    let statuses: Vec<_> = (0..4).map(|_| evaluate(ns.url(), &[], ANSWER_TIMEOUT).status).collect();
     assert_eq!(statuses, [Some(500), Some(200), Some(418), Some(200)]);
     let steps: Vec<_> = ns.requests(Route::Evaluate).into_iter().map(|r| r.fault.and_then(|f| f.step)).collect();
     assert_eq!(steps, [Some(0), Some(1), Some(2), None]);
@@ -160,7 +171,7 @@ fn a_sequence_steps_one_request_at_a_time() {
 fn a_fault_on_another_route_leaves_evaluate_alone() {
     let ns = svc_stub::namespace("other route");
     let _fault = ns.arm(Fault::new(Mode::Http500).on(Selector::Management).on(Selector::Capture));
-    assert_eq!(evaluate(ns.url(), &[], CLIENT_TIMEOUT).status, Some(200));
+    assert_eq!(evaluate(ns.url(), &[], ANSWER_TIMEOUT).status, Some(200));
 }
 
 #[test]

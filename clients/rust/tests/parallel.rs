@@ -16,7 +16,7 @@ fn serves_its_own_value(me: &str) {
     let faulted = me.bytes().map(u32::from).sum::<u32>() % 3 == 0;
     let _fault = faulted.then(|| ns.arm(Fault::new(Mode::Http500).on(Selector::Evaluate)));
     for _ in 0..3 {
-        let seen = common::evaluate(ns.url(), &[], Duration::from_secs(5));
+        let seen = common::evaluate(ns.url(), &[], common::ANSWER_TIMEOUT);
         if faulted {
             assert_eq!(seen.status, Some(500), "{me}: {seen:?}");
         } else {
@@ -60,7 +60,7 @@ fn one_namespace_shared_by_threads_of_a_test() {
     let ns = svc_stub::namespace("shared by threads");
     std::thread::scope(|scope| {
         for _ in 0..8 {
-            scope.spawn(|| common::evaluate(ns.url(), &[], Duration::from_secs(5)));
+            scope.spawn(|| common::evaluate(ns.url(), &[], common::ANSWER_TIMEOUT));
         }
     });
     assert_eq!(ns.requests(Route::Evaluate).len(), 8);

@@ -27,6 +27,10 @@ impl Seen {
 
 /// Sends one evaluate of checkout-v2 for user-1 to `url` (a namespace's), waiting at most
 /// `timeout`, with `headers` added.
+/// How long a test's client waits for an answer: a guard against a hang, not a speed budget (an
+/// answer on a busy 2-core machine can take well over a second).
+pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
+
 pub fn evaluate(url: &str, headers: &[(&str, String)], timeout: Duration) -> Seen {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_global(Some(timeout))
