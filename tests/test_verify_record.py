@@ -241,7 +241,7 @@ def differing_server(base: str) -> Callable[[], contextlib.AbstractContextManage
         if path == "/v1/flags/evaluate" and isinstance(keys, list) and len(keys) == 3:
             document["requestId"] = 7  # a member of another type
             return web.json_response(document)
-        if path == "/v1/capture" and asked.get("events") == [] and status == 200:
+        if path.endswith("/control-points") and status == 200:
             return web.json_response({**document, "extra": True})  # an extra member
         if path.startswith("/v1/projects/proj_svcstubverifymissing"):
             envelope = {"ok": False, "error": "NOT_FOUND", "message": "gone"}  # another envelope
@@ -284,7 +284,7 @@ PLANTED = {
     "evaluate/missing-flag": "status: 404 (upstream) vs 200 (stub)",
     "evaluate/type-number": "body.quotaLimited: absent (upstream) vs present (stub)",
     "evaluate/several": "body.requestId: number (upstream) vs string (stub)",
-    "capture/empty": "body.extra: present (upstream) vs absent (stub)",
+    "management/control-points": "body.extra: present (upstream) vs absent (stub)",
     "management/unknown-project": "body.error: string (upstream) vs object (stub)",
     "auth/management-no-key": (
         'header Content-Type: "text/plain" (upstream) vs "application/json" (stub)'
@@ -332,11 +332,12 @@ class TestVerifyAgainstAServerThatDiffers:
         accepted_lines = [line for line in lines_of(again).values() if line.startswith("ACCEPTED")]
         assert len(accepted_lines) == len(PLANTED)
         document = json.loads(baseline.read_text())
-        document["accepted"] = [e for e in document["accepted"] if e["probe"] != "capture/empty"]
+        dropped = "management/control-points"
+        document["accepted"] = [e for e in document["accepted"] if e["probe"] != dropped]
         baseline.write_text(json.dumps(document))
         drifted = self.verify(differing, service, "--accept", str(baseline))
         assert drifted.returncode == 1
-        assert lines_of(drifted)["capture/empty"].startswith("DIFFERS")
+        assert lines_of(drifted)[dropped].startswith("DIFFERS")
 
 
 ECHOED_KEY = "project-api-key_echoed"
@@ -519,22 +520,60 @@ class TestNoProbeSendsAPlaceholder:
             )
 
 
+INGESTING = ("/v1/capture", "/batch", "/batch/", "/v1/targets/register")
+"""Routes that store what they are sent: a permissive service keeps even an empty batch."""
+ONLY_EVALUATING = ("/v1/flags/evaluate", "/flags/", "/flags")
+"""The only routes a read-only run may POST to: they answer, and store nothing."""
+
+
+def route_of(seen: foreign_upstream.Received) -> str:
+    return seen.raw_path.partition("?")[0]
+
+
 class TestReadOnlyUnlessAllowed:
-    def test_without_allow_writes_the_service_is_sent_no_signal_and_the_header_says_so(
+    def test_without_allow_writes_no_request_reaches_a_route_that_ingests(
         self, foreign: ForeignUpstream
     ) -> None:
         done = against(foreign, "verify")
-        captured = [
-            seen.json()
+        assert " probes: " in done.stdout.strip().splitlines()[-1], done.stdout + done.stderr
+        ingested = [seen for seen in foreign.received if route_of(seen) in INGESTING]
+        assert ingested == []
+        beyond_reads = {
+            f"{seen.method} {route_of(seen)}"
             for seen in foreign.received
-            if seen.method == "POST" and seen.raw_path == "/v1/capture"
+            if seen.method != "GET" and route_of(seen) not in ONLY_EVALUATING
+        }
+        assert beyond_reads == set()
+
+    def test_without_allow_writes_each_probe_to_an_ingesting_route_is_skipped_saying_why(
+        self, foreign: ForeignUpstream
+    ) -> None:
+        lines = lines_of(against(foreign, "verify"))
+        ingesting = ("capture/valid", "capture/empty", "capture/bad", "register/target")
+        for name in (*ingesting, "vendor/batch", "vendor/batch-no-slash"):
+            assert lines[name] == f"SKIPPED  {name}: writes only with --allow-writes"
+
+    def test_the_read_only_header_names_the_probes_left_out_and_why_in_one_line(
+        self, foreign: ForeignUpstream
+    ) -> None:
+        done = against(foreign, "verify")
+        (said,) = [
+            line for line in done.stdout.splitlines() if line.startswith("writes to the service")
         ]
-        assert captured
-        assert all(body["events"] in ([], "not a list") for body in captured)
-        assert lines_of(done)["capture/valid"] == (
-            "SKIPPED  capture/valid: writes only with --allow-writes"
+        assert said == (
+            "writes to the service: nothing (read-only; left out, as their routes store what "
+            "they are sent, even an empty or malformed batch: capture/*, vendor/batch, "
+            "vendor/batch-no-slash, register/target, scratch/*; --allow-writes sends them)"
         )
-        assert "\nwrites to the service: nothing (read-only; " in done.stdout
+
+    def test_with_allow_writes_the_ingesting_probes_are_sent_and_compared(
+        self, foreign: ForeignUpstream
+    ) -> None:
+        lines = lines_of(against(foreign, "verify", "--allow-writes"))
+        for name in ("capture/empty", "capture/bad", "vendor/batch", "register/target"):
+            assert not lines[name].startswith("SKIPPED"), lines[name]
+        sent = {route_of(seen) for seen in foreign.received if seen.method == "POST"}
+        assert {"/v1/capture", "/batch/", "/batch", "/v1/targets/register"} <= sent
 
     def test_with_allow_writes_the_header_says_the_signal_is_kept(
         self, foreign: ForeignUpstream

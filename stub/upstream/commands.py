@@ -22,6 +22,7 @@ from stub.keys import redacted
 from stub.management.seed import DEFAULT_KEY, Principal
 from stub.process import StubProcess, StubStartError
 from stub.upstream.comparison import Accepted, accepted_key
+from stub.upstream.probes import left_out_when_read_only
 from stub.upstream.record import (
     PLACEHOLDERS,
     RECORDING_CONTEXT,
@@ -157,7 +158,10 @@ async def _record(
 @click.option(
     "--allow-writes",
     is_flag=True,
-    help="Also probe writes: a signal and a target (kept), a scratch project (removed).",
+    help=(
+        "Also probe the routes that store what they are sent: a signal and a target (kept), "
+        "empty and malformed batches, a scratch project (removed)."
+    ),
 )
 @click.option(
     "--values/--shapes-only",
@@ -305,11 +309,15 @@ def _header(
         what = "a svc-stub started from " + ", ".join(str(path) for path in stub.served)
     else:
         what = f"the svc-stub at {stub.url}"
+    left_out = ", ".join(left_out_when_read_only())
     written = (
         "one signal captured (capture/valid) and one target registered (register/target), "
-        "which the service keeps; a scratch project, removed after"
+        "which the service keeps; empty and malformed batches (capture/empty, capture/bad, "
+        "vendor/batch, vendor/batch-no-slash), which a permissive service may keep; a scratch "
+        "project, removed after"
         if writes
-        else "nothing (read-only; --allow-writes adds a signal, a target and a scratch project)"
+        else f"nothing (read-only; left out, as their routes store what they are sent, even an "
+        f"empty or malformed batch: {left_out}; --allow-writes sends them)"
     )
     return [
         f"verify: {base.shown} against {what}",
