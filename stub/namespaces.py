@@ -134,6 +134,11 @@ class Namespaces:
         return self.default
 
     @property
+    def bound_keys(self) -> frozenset[str]:
+        """Every key bound to a namespace now (the journal's redaction looks for each)."""
+        return frozenset(self._owners)
+
+    @property
     def keyed(self) -> bool:
         """Keys are bound to namespaces (or were, to evicted ones): a key may pick one."""
         return bool(self._owners or self._evicted_keys)

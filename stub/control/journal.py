@@ -1,6 +1,7 @@
 """How a recorded request reads in `/_test/requests`: when it arrived, what it asked, what it
-got, and the headers it sent, with every secret hidden but for its family; and, in full, the
-body it sent and the answer it got, and a curl line that sends it again."""
+got, and the headers it sent, with every secret hidden but for its family (and every secret
+the stub knows hidden wherever it is); and, in full, the body it sent and the answer it got,
+and a curl line that sends it again."""
 
 from __future__ import annotations
 
@@ -14,21 +15,32 @@ import orjson
 
 from stub.control import redaction
 from stub.control.curl import curl_line
-from stub.control.redaction import headers, redacted_body
+from stub.control.redaction import KnownSecrets, headers, redacted_body
 from stub.state import RawHeaders, RequestRecord, recorded_bytes
 from stub.wire import redacted_query
 
 
-def entry(record: RequestRecord, origin: float) -> dict[str, Any]:
+def entry(record: RequestRecord, origin: float, known: KnownSecrets) -> dict[str, Any]:
     """One request of the journal; `origin` is when the stub started (`time.perf_counter()`),
-    so `arrivedMs` is on one monotonic clock for every request of the process."""
-    path, _, query = record.target.partition("?")
+    so `arrivedMs` is on one monotonic clock for every request of the process; `known`: the
+    secrets the stub knows (`redaction.known_secrets`)."""
+    return _summary(record, known.in_record(record, bodies=False), origin, known)
+
+
+def _summary(
+    record: RequestRecord, sent: RequestRecord, origin: float, known: KnownSecrets
+) -> dict[str, Any]:
+    """`record` as `entry` shows it, read from `sent` (the record without the known secrets)
+    but for the sizes of what was sent and answered."""
+    path, _, query = sent.target.partition("?")
     fired, up, body, answer_body = record.fault, record.upstreamed, record.body, record.answer_body
-    unmatched = _unmatched(record.headers, body, answer_body) if record.route is None else None
+    unmatched = (
+        None if record.route is not None else _unmatched(sent.headers, body, answer_body, known)
+    )
     return {
         "seq": record.seq,
         "method": record.method,
-        "path": redaction.path(record.headers, urllib.parse.unquote(path)),
+        "path": redaction.path(sent.headers, urllib.parse.unquote(path)),
         "query": redacted_query(query),
         "route": record.route,
         "status": record.status,
@@ -38,7 +50,7 @@ def entry(record: RequestRecord, origin: float) -> dict[str, Any]:
         "arrivedMs": round((record.arrived - origin) * 1000, 3),
         "durationMs": round(record.duration_s * 1000, 3),
         "warning": record.warning,
-        "headers": headers(record.headers),
+        "headers": headers(sent.headers),
         "upstream": None
         if up is None
         else {"status": up.status, "durationMs": round(up.duration_s * 1000, 3)},
@@ -48,21 +60,24 @@ def entry(record: RequestRecord, origin: float) -> dict[str, Any]:
     }
 
 
-def in_full(record: RequestRecord, origin: float, base_url: str) -> dict[str, Any]:
+def in_full(
+    record: RequestRecord, origin: float, base_url: str, known: KnownSecrets
+) -> dict[str, Any]:
     """The entry with the body as sent and the answer as given, never cut (keys in a body
     hidden as in the headers), and `curl`: a command line that sends the request again to
     the stub at `base_url`, with a placeholder wherever a key was."""
-    shown = entry(record, origin)
-    body = redacted_body(record.body)
+    sent = known.in_record(record, bodies=True)  # the curl line too is made from it
+    shown = _summary(record, sent, origin, known)
+    body = redacted_body(sent.body)
     shown["body"] = _text(body)
-    if record.answer_headers is None:
+    if sent.answer_headers is None:
         shown["answer"] = None
     else:
         said, answer_body = redaction.answer(
-            record.headers, record.body, record.answer_headers, record.answer_body
+            sent.headers, sent.body, sent.answer_headers, sent.answer_body
         )
         shown["answer"] = {"status": record.status, "headers": said, "body": _text(answer_body)}
-    shown["curl"] = curl_line(record, base_url, body)
+    shown["curl"] = curl_line(sent, base_url, body)
     return shown
 
 
@@ -95,12 +110,16 @@ def _text(body: bytes | None) -> dict[str, Any] | None:
         return {"base64": base64.b64encode(body).decode("ascii"), "bytes": len(body)}
 
 
-def _unmatched(raw: RawHeaders, body: bytes | None, answer_body: bytes | None) -> str | None:
+def _unmatched(
+    raw: RawHeaders, body: bytes | None, answer_body: bytes | None, known: KnownSecrets
+) -> str | None:
     """What a 404 or 405 for an unknown path said (the route it most resembles, if any; in
-    proxy mode the upstream's words, keys redacted)."""
+    proxy mode the upstream's words, keys redacted: the secrets it knows, read after JSON
+    decoded them, however they were escaped)."""
     if not answer_body:
         return None
-    return _error_message(redaction.answer(raw, body, {}, answer_body)[1])
+    message = _error_message(redaction.answer(raw, body, {}, answer_body)[1])
+    return None if message is None else known.in_text(message)
 
 
 def _error_message(body: bytes | None) -> str | None:

@@ -1,17 +1,22 @@
 """Keys out of what the journal shows: a request's headers, and its body byte for byte but for
 the keys in it, each reduced to its family (`phc_[redacted]`), so a reader can tell which key
-went where without ever seeing one."""
+went where without ever seeing one; and every secret the stub knows, wherever it is."""
 
 from __future__ import annotations
 
+import functools
+import itertools
 import re
-from collections.abc import Iterator, Mapping
+import urllib.parse
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import orjson
+from multidict import CIMultiDict
 
 from stub.keys import KEY_IN_TEXT, NOT_IN_A_WORD, REDACTED, redacted, redacted_path, without_keys
-from stub.state import RawHeaders
+from stub.namespaces import Namespaces
+from stub.state import RawHeaders, RequestRecord, StubState
 from stub.wire import SECRET_QUERY_KEYS
 
 _SCHEMED = frozenset({"authorization", "proxy-authorization"})
@@ -42,6 +47,165 @@ _FORM_FIELD = re.compile(rb"((?:^|&)(?:api_key|token)=)([^&]*)")
 MIN_ECHOED_KEY = 6
 """The shortest key looked for, as sent, in what an upstream answered: a shorter one (a test's
 `k`) would hide every such letter of the answer, and is no secret."""
+
+
+class KnownSecrets:
+    """The exact secrets the stub knows (`known_secrets`), found as written wherever they are
+    and each shown as `redacted()` shows a key: its family's prefix, if it has one, then
+    `[redacted]`. Built when the journal is read, never on a request's way."""
+
+    __slots__ = ("_bytes", "_text")
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        looked_for = sorted(
+            (secret for secret in secrets if len(secret) >= MIN_ECHOED_KEY),
+            key=lambda secret: (-len(secret), secret),  # the longest first, in a fixed order
+        )
+        self._text: re.Pattern[str] | None = None
+        self._bytes: re.Pattern[bytes] | None = None
+        if looked_for:
+            try:
+                pattern = _trie(looked_for)
+                self._text, self._bytes = re.compile(pattern), re.compile(pattern.encode())
+            except RecursionError:  # secrets each the beginning of the next, hundreds deep
+                pattern = "|".join(map(re.escape, looked_for))  # slower, never wrong
+                self._text, self._bytes = re.compile(pattern), re.compile(pattern.encode())
+
+    def in_text(self, text: str) -> str:
+        if self._text is None:
+            return text
+        return self._text.sub(lambda m: redacted(m[0]), text)
+
+    def in_bytes(self, data: bytes) -> bytes:
+        if self._bytes is None:
+            return data
+        return self._bytes.sub(lambda m: redacted(m[0].decode(errors="replace")).encode(), data)
+
+    def in_headers(self, raw: RawHeaders) -> RawHeaders:
+        """Raw headers without the secrets, in names too (`X-Key<token>: y`): looked for
+        before a name is lower-cased, while it is as written."""
+        if self._bytes is None or not self._bytes.search(b"\n".join(itertools.chain(*raw))):
+            return raw  # one search over them all: most requests hold no secret
+        return tuple((self.in_bytes(name), self.in_bytes(value)) for name, value in raw)
+
+    def in_target(self, target: str) -> str:
+        """A path and query as sent, without the secrets, whether written plainly or
+        percent-encoded (the journal and the curl line decode both)."""
+        if self._text is None:
+            return target
+        target = self.in_text(target)
+        if "%" not in target and "+" not in target:  # nothing else decodes to a secret
+            return target
+        path, mark, query = target.partition("?")
+        if self._text.search(urllib.parse.unquote(path)):
+            path = urllib.parse.quote(self.in_text(urllib.parse.unquote(path)), safe=_IN_A_PATH)
+        if self._text.search(urllib.parse.unquote_plus(query)):
+            pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
+            cleaned = [(self.in_text(name), self.in_text(value)) for name, value in pairs]
+            query = urllib.parse.urlencode(cleaned, safe="[]")
+        return path + mark + query
+
+    def in_record(self, record: RequestRecord, *, bodies: bool) -> RequestRecord:
+        """The record as if the secrets had never been sent nor echoed: its target and
+        headers, and with `bodies` its body and its answer (a summary shows neither, so
+        there they are not searched)."""
+        if self._text is None:
+            return record
+        target, raw = self.in_target(record.target), self.in_headers(record.headers)
+        if not bodies:
+            unchanged = target == record.target and raw is record.headers
+            return record if unchanged else record._replace(target=target, headers=raw)
+        body, said, answer_body = record.body, record.answer_headers, record.answer_body
+        return record._replace(
+            target=target,
+            headers=raw,
+            body=None if body is None else self.in_bytes(body),
+            answer_headers=None if said is None else self._in_answer_headers(said),
+            answer_body=None if answer_body is None else self.in_bytes(answer_body),
+        )
+
+    def _in_answer_headers(self, said: Mapping[str, str]) -> Mapping[str, str]:
+        """A multidict still, so a repeated header (`Set-Cookie`) is still shown each time."""
+        return CIMultiDict(
+            (self.in_text(name), self.in_text(value)) for name, value in said.items()
+        )
+
+    def in_document(self, value: Any) -> Any:
+        """A copy of a parsed document (a recorded event) without the secrets, in its names
+        and its strings."""
+        if self._text is None:
+            return value
+        if isinstance(value, dict):
+            return {self.in_text(name): self.in_document(item) for name, item in value.items()}
+        if isinstance(value, list):
+            return [self.in_document(item) for item in value]
+        return self.in_text(value) if isinstance(value, str) else value
+
+
+_IN_A_PATH = "/:@!$&'()*+,;=~[]"
+"""What a path keeps unencoded when written anew (`[]`: a redaction's own brackets)."""
+
+
+def known_secrets(state: StubState, namespaces: Namespaces) -> KnownSecrets:
+    """Every secret the stub knows that a namespace's journal may hold: its keys (accepted,
+    rate-limited), its organisation keys and CLI session tokens, the control token, and every
+    namespace's bound keys (a request may carry one to another namespace, or before it was
+    bound)."""
+    seeds = [state.served.fixtures.management_seed]
+    if state.management_in_use:  # else not built yet, and reading it would build it
+        seeds.append(state.management.seed)
+    secrets = {
+        *state.key_policy.accepted,
+        *state.limiter.limits.per_key,
+        *(p.token for seed in seeds for org in seed.orgs.values() for p in org.principals),
+        *namespaces.bound_keys,
+    }
+    if state.config.control_token:
+        secrets.add(state.config.control_token)
+    return _compiled(frozenset(secrets))
+
+
+@functools.lru_cache(maxsize=8)
+def _compiled(secrets: frozenset[str]) -> KnownSecrets:
+    """Secrets change seldom and a page reads the journal five times a second: the last few
+    sets' patterns kept, each compiled once."""
+    return KnownSecrets(secrets)
+
+
+def _trie(secrets: Iterable[str]) -> str:
+    """One pattern for every secret, the longer where one begins another, written as a trie:
+    a plain alternation tries every secret at every character (with 100 secrets a megabyte
+    took 250 ms to search, as a trie 70 ms)."""
+    root: dict[str, Any] = {}
+    for secret in secrets:
+        node = root
+        for char in secret:
+            node = node.setdefault(char, {})
+        node[_ENDS] = {}
+    return _branches(root)
+
+
+_ENDS = ""
+"""In a trie node: a secret ends here."""
+
+
+def _branches(node: dict[str, Any]) -> str:
+    """The pattern below a trie node; a run of characters with no fork is one literal (so a
+    long secret costs no recursion)."""
+    branches = []
+    for first, below in node.items():
+        if first == _ENDS:
+            continue
+        run, child = first, below
+        while len(child) == 1 and _ENDS not in child:
+            ((char, child),) = child.items()
+            run += char
+        branches.append(re.escape(run) + _branches(child))
+    if not branches:
+        return ""
+    if len(branches) == 1 and _ENDS not in node:
+        return branches[0]
+    return "(?:" + "|".join(branches) + ")" + ("?" if _ENDS in node else "")
 
 
 def headers(raw: RawHeaders) -> dict[str, str]:

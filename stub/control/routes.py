@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from aiohttp import web
 
 from stub.control.journal import entry, in_full, rendered_in_turns
+from stub.control.redaction import known_secrets
 from stub.cors import PREFLIGHT
 from stub.fixtures import FixtureSet, built_off_loop, parse_fixture_document, parse_yaml
 from stub.keys import parse_limits
@@ -84,7 +85,7 @@ async def requests(request: web.Request) -> web.Response:
     log = state_of(request).requests
     route = request.query.get("route")
     minimum = query_int(request, "min") or 0
-    render = _in_full(request) if query_flag(request, "bodies") else _summary(request)
+    bodies = query_flag(request, "bodies")  # a bad value is a 400 before any wait
 
     def entries() -> list[RequestRecord]:
         return [r for r in log.snapshot() if route is None or _is_route(r.route, route)]
@@ -94,6 +95,7 @@ async def requests(request: web.Request) -> web.Response:
         return len(found) if route is not None else sum(r.route != PREFLIGHT for r in found)
 
     await _wait(request, lambda: counted() >= minimum)
+    render = _in_full(request) if bodies else _summary(request)  # the secrets known by now
     journal = await rendered_in_turns(entries(), render)
     return json_response({"requests": journal, "dropped": log.dropped})
 
@@ -112,12 +114,17 @@ async def one_request(request: web.Request) -> web.Response:
 
 
 def _summary(request: web.Request) -> Callable[[RequestRecord], dict[str, Any]]:
-    return functools.partial(entry, origin=request.app[NAMESPACES].started)
+    namespaces = request.app[NAMESPACES]
+    known = known_secrets(state_of(request), namespaces)
+    return functools.partial(entry, origin=namespaces.started, known=known)
 
 
 def _in_full(request: web.Request) -> Callable[[RequestRecord], dict[str, Any]]:
-    origin = request.app[NAMESPACES].started
-    return functools.partial(in_full, origin=origin, base_url=base_url(request))
+    namespaces = request.app[NAMESPACES]
+    known = known_secrets(state_of(request), namespaces)
+    return functools.partial(
+        in_full, origin=namespaces.started, base_url=base_url(request), known=known
+    )
 
 
 def _is_route(name: str | None, wanted: str) -> bool:

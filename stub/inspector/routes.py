@@ -14,6 +14,7 @@ import orjson
 from aiohttp import web
 
 from stub.control.journal import entry, in_full, rendered_in_turns
+from stub.control.redaction import KnownSecrets, known_secrets
 from stub.faults.modes import FaultMode
 from stub.inspector.view import Cursor, view
 from stub.namespaces import NAMESPACES, Namespaces, base_url, name_of
@@ -71,8 +72,9 @@ async def feed(request: web.Request) -> web.Response:
     if state.gone is not None:
         raise ApiError(410, "NAMESPACE_GONE", f"{state.gone} while this page watched it")
     namespaces = request.app[NAMESPACES]
-    summary = functools.partial(entry, origin=namespaces.started)
-    shown = view(state, namespaces, name_of(request), since, summary)
+    known = known_secrets(state, namespaces)
+    summary = functools.partial(entry, origin=namespaces.started, known=known)
+    shown = view(state, namespaces, name_of(request), since, summary, known)
     return json_response(_with_context(shown, namespaces, base_url(request)))
 
 
@@ -84,9 +86,10 @@ async def snapshot(request: web.Request) -> web.Response:
     headers = {"Content-Security-Policy": _SNAPSHOT_POLICY}
     if query_flag(request, "download"):
         headers["Content-Disposition"] = f'attachment; filename="svc-stub-{name}.html"'
-    namespaces = request.app[NAMESPACES]
-    shown = _snapshot_view(namespaces, state_of(request), name, base)
-    detail = functools.partial(in_full, origin=namespaces.started, base_url=base)
+    namespaces, state = request.app[NAMESPACES], state_of(request)
+    known = known_secrets(state, namespaces)
+    shown = _snapshot_view(namespaces, state, name, base, known)
+    detail = functools.partial(in_full, origin=namespaces.started, base_url=base, known=known)
     rendered = await rendered_in_turns(shown["requests"], detail)
     return _html(_snapshot_html(shown | {"requests": rendered}), headers)
 
@@ -94,16 +97,17 @@ async def snapshot(request: web.Request) -> web.Response:
 def snapshot_page(namespaces: Namespaces, state: StubState, name: str, base: str) -> str:
     """One namespace's page as a self-contained file: its script, its style and its whole
     view (every kept request in full) inside; `base` is where clients reach the namespace."""
-    shown = _snapshot_view(namespaces, state, name, base)
-    detail = functools.partial(in_full, origin=namespaces.started, base_url=base)
+    known = known_secrets(state, namespaces)
+    shown = _snapshot_view(namespaces, state, name, base, known)
+    detail = functools.partial(in_full, origin=namespaces.started, base_url=base, known=known)
     return _snapshot_html(shown | {"requests": [detail(r) for r in shown["requests"]]})
 
 
 def _snapshot_view(
-    namespaces: Namespaces, state: StubState, name: str, base: str
+    namespaces: Namespaces, state: StubState, name: str, base: str, known: KnownSecrets
 ) -> dict[str, Any]:
     """Everything the namespace keeps, its requests still as recorded (rendered after)."""
-    shown = view(state, namespaces, name, None, lambda record: record, everything=True)
+    shown = view(state, namespaces, name, None, lambda record: record, known, everything=True)
     return _with_context(shown, namespaces, base) | {"snapshotAt": round(time.time() * 1000)}
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from stub.control.redaction import redacted_document
+from stub.control.redaction import KnownSecrets, redacted_document
 from stub.keys import redacted
 from stub.namespaces import Namespaces
 from stub.recording import BoundedLog
@@ -86,12 +86,14 @@ def view(
     name: str,
     since: Cursor | None,
     request_json: Callable[[RequestRecord], object],
+    known: KnownSecrets,
     *,
     everything: bool = False,
 ) -> dict[str, Any]:
     """Everything new since `since` (None: everything kept); `request_json` renders each
-    request (a summary for the live page, in full for a snapshot). At most MAX_PER_LOOK
-    requests, or with `everything`, all the journal keeps."""
+    request (a summary for the live page, in full for a snapshot); `known`: the secrets the
+    stub knows, out of the recorded items too. At most MAX_PER_LOOK requests, or with
+    `everything`, all the journal keeps."""
     now = Cursor.of(state)
     fresh = since is None or not since.leads_to(now)
     seen = _kept_before(state) if since is None or fresh else since
@@ -109,9 +111,9 @@ def view(
             "bytes": state.requests.bytes,
         },
         "recorded": {
-            "events": _shown(state.events, now.events - seen.events, most),
-            "svcEvents": _shown(state.svc_events, now.svc_events - seen.svc_events, most),
-            "targets": _shown(state.targets, now.targets - seen.targets, most),
+            "events": _shown(state.events, now.events - seen.events, most, known),
+            "svcEvents": _shown(state.svc_events, now.svc_events - seen.svc_events, most, known),
+            "targets": _shown(state.targets, now.targets - seen.targets, most, known),
         },
         "faults": state.faults.to_json(),
         "rateLimit": _rate_limit(state),
@@ -124,9 +126,10 @@ def view(
     return shown
 
 
-def _shown(log: BoundedLog[Any], new: int, most: int | None) -> list[Any]:
-    """What clients recorded, keys by family only (`/_test/events` gives them verbatim)."""
-    return [redacted_document(item) for item in _newest(log, new, most)[0]]
+def _shown(log: BoundedLog[Any], new: int, most: int | None, known: KnownSecrets) -> list[Any]:
+    """What clients recorded, keys by family only and the known secrets hidden
+    (`/_test/events` gives them verbatim)."""
+    return [known.in_document(redacted_document(item)) for item in _newest(log, new, most)[0]]
 
 
 def _newest(log: BoundedLog[Any], new: int, most: int | None) -> tuple[list[Any], int]:
