@@ -32,6 +32,7 @@ from stub.client import (
     StubUnreachable,
     WaitTimeout,
 )
+from stub.client.calls import Calls
 
 EVALUATE = "/v1/flags/evaluate"
 KEY = {"Authorization": "Bearer any-key"}
@@ -301,6 +302,8 @@ EVERY_PARAMETER: ArmOptions = {
 
 
 def _every_parameter(id_: int) -> ArmedFault:
+    """A `status` 503 armed with EVERY_PARAMETER: the delay is accepted, but not listed (a
+    status answers at once)."""
     return ArmedFault(
         id=id_,
         apply_to=("capture", "evaluate"),
@@ -310,36 +313,69 @@ def _every_parameter(id_: int) -> ArmedFault:
         probability=0.5,
         seed=42,
         fired=0,
-        delay_ms=5,
+        delay_ms=None,
         status=503,
         body={"error": "down"},
         retry_after=7,
     )
 
 
-def _only_mode(id_: int, apply_to: tuple[str, ...], mode: str) -> ArmedFault:
-    """What the stub answers for a fault armed with a mode and nothing else: the defaults."""
+def _only_500(id_: int, apply_to: tuple[str, ...]) -> ArmedFault:
+    """What the stub answers for a 500 armed with nothing else: no delay, no Retry-After, and
+    its own status and body (None)."""
     return ArmedFault(
         id=id_,
         apply_to=apply_to,
-        mode=mode,
+        mode="500",
         sequence=None,
         ttl_requests=None,
         probability=None,
         seed=None,
         fired=0,
-        delay_ms=10_000,
+        delay_ms=None,
         status=None,
         body=None,
-        retry_after=1,
+        retry_after=None,
     )
 
 
 SEQUENCE_AS_ARMED = (
-    {"mode": "500", "delayMs": 10_000, "status": None, "body": None, "retryAfter": 1},
-    {"mode": "status", "delayMs": 10_000, "status": 418, "body": None, "retryAfter": 1},
+    {"mode": "500", "status": None, "body": None},
+    {"mode": "status", "status": 418, "body": None},
     {"mode": "none"},
 )
+
+
+LISTED_RESET = {
+    "id": 1,
+    "applyTo": ["evaluate"],
+    "mode": "reset",
+    "ttlRequests": None,
+    "probability": None,
+    "seed": None,
+    "fired": 0,
+}
+"""A `reset`'s record as the stub lists it: with no parameter, since a reset answers nothing."""
+
+
+class TestArmedRecord:
+    """An armed fault's record, read as each stub lists it: only the parameters its mode uses
+    (a parameter it leaves out is None), or every one, as stubs before that did."""
+
+    def test_a_parameter_the_record_leaves_out_reads_none(self) -> None:
+        (armed,) = Calls.armed().read({"armed": [LISTED_RESET]})
+        assert (armed.delay_ms, armed.status, armed.body, armed.retry_after) == (None,) * 4
+
+    def test_a_parameter_the_record_lists_is_read(self) -> None:
+        every = {"delayMs": 10_000, "status": 503, "body": "down", "retryAfter": 1}
+        earlier = {**LISTED_RESET, "mode": "500", **every}  # as stubs listed every parameter
+        armed = Calls.arm("500", {}).read({"ok": True, "fault": earlier})
+        assert (armed.delay_ms, armed.status, armed.body, armed.retry_after) == (
+            10_000,
+            503,
+            "down",
+            1,
+        )
 
 
 class TestArm:
@@ -352,7 +388,21 @@ class TestArm:
         self, stub: StubClient
     ) -> None:
         armed = stub.arm("500", apply_to="batch")
-        assert armed == _only_mode(armed.id, ("batch",), "500")
+        assert armed == _only_500(armed.id, ("batch",))
+
+    def test_a_fault_reads_the_parameters_its_mode_uses_and_none_for_the_others(
+        self, stub: StubClient
+    ) -> None:
+        delay = stub.arm("delay", apply_to="batch", delay_ms=50, status=503, retry_after=3)
+        limited = stub.arm("429", apply_to="batch", delay_ms=50, retry_after=3)
+        assert (delay.delay_ms, delay.status, delay.body, delay.retry_after) == (
+            50,
+            None,
+            None,
+            None,
+        )
+        assert (limited.delay_ms, limited.status, limited.retry_after) == (None, None, 3)
+        assert stub.armed() == [delay, limited]
 
     def test_apply_to_all_names_every_selector(self, stub: StubClient) -> None:
         armed = stub.arm("429")
@@ -492,7 +542,7 @@ class TestArm:
         sequence = await astub.arm(
             apply_to="evaluate", sequence=["500", {"mode": "status", "status": 418}, "none"]
         )
-        assert single == _only_mode(single.id, ("batch",), "500")
+        assert single == _only_500(single.id, ("batch",))
         assert (sequence.mode, sequence.sequence, sequence.ttl_requests) == (
             None,
             SEQUENCE_AS_ARMED,
@@ -1220,7 +1270,7 @@ class TestClientSideChecks:
     ) -> None:
         with pytest.raises(TypeError):
             await astub.arm("500", colour="red")  # type: ignore[call-arg]
-        armed = await astub.arm("500", ttl_requests=2, retry_after=3)
+        armed = await astub.arm("429", ttl_requests=2, retry_after=3)
         assert (armed.ttl_requests, armed.retry_after) == (2, 3)
 
 

@@ -13,7 +13,7 @@ from aiohttp.test_utils import TestClient
 from conftest import AUTH
 from raw_socket import raw_exchange
 from stub.faults.arming import SELECTORS
-from stub.faults.modes import FAULTS, FaultMode
+from stub.faults.modes import FAULTS, MODE_PARAMETERS, FaultMode
 
 EVALUATE = "/v1/flags/evaluate"
 BODY = {"targetingKey": "u1", "flagKeys": ["new-checkout"]}
@@ -516,7 +516,7 @@ class TestArmingDocument:
     ) -> None:
         armed = await arm(client, mode="delay")
         assert armed["applyTo"] == sorted(SELECTORS)
-        assert (armed["delayMs"], armed["ttlRequests"], armed["retryAfter"]) == (10_000, None, 1)
+        assert (armed["delayMs"], armed["ttlRequests"]) == (10_000, None)
 
     @pytest.mark.parametrize(
         ("method", "body"), [("DELETE", None), ("POST", {"mode": "none"})], ids=["delete", "none"]
@@ -606,6 +606,108 @@ class TestArmingDocument:
         response = await client.post("/_test/fault", json={"mode": "500"})
         assert response.status == 400
         assert "at most 100 faults" in (await response.json())["message"]
+
+
+USED_PARAMETERS = {
+    "delay": {"delayMs"},
+    "401": {"status", "body"},
+    "429": {"status", "body", "retryAfter"},
+    "500": {"status", "body"},
+    "invalid_json": {"status", "body"},
+    "truncated": {"status", "body"},
+    "quota_limited": {"status", "body"},
+    "status": {"status", "body", "retryAfter"},
+    "reset": set(),
+    "empty_response": set(),
+    "slow_body": {"delayMs"},
+    "hang": set(),
+}
+"""What each mode's answer is shaped by, as docs/reference/faults.md tells it: written out here
+rather than read from MODE_PARAMETERS, so a slip in either is caught by the other."""
+PARAMETERS_AS_ARMED = {"delayMs": 5, "status": 503, "body": {"down": True}, "retryAfter": 7}
+PARAMETERS_BY_DEFAULT = {"delayMs": 10_000, "status": None, "body": None, "retryAfter": 1}
+"""`status` and `body` null: the mode's own."""
+STATUS_REQUIRED = {"status": 503}
+"""What an arming of `status` must give (503, an answer that carries `retryAfter`)."""
+
+
+class TestArmedRecord:
+    """The record of an armed fault carries the parameters its mode uses, and no other."""
+
+    def test_the_mapping_covers_the_whole_vocabulary_as_documented(self) -> None:
+        assert set(MODE_PARAMETERS) == set(FaultMode) == set(map(FaultMode, USED_PARAMETERS))
+        assert {mode.value: set(used) for mode, used in MODE_PARAMETERS.items()} == (
+            USED_PARAMETERS
+        )
+
+    @pytest.mark.parametrize("mode", [mode.value for mode in FaultMode])
+    async def test_armed_with_its_mode_alone_it_carries_its_own_parameters_defaulted(
+        self, client: TestClient[Any, Any], mode: str
+    ) -> None:
+        required = STATUS_REQUIRED if mode == "status" else {}
+        expected = {
+            "mode": mode,
+            **{name: PARAMETERS_BY_DEFAULT[name] for name in USED_PARAMETERS[mode]},
+            **required,
+        }
+        armed = await arm(client, mode=mode, applyTo="batch", **required)
+        (listed,) = (await (await client.get("/_test/fault")).json())["armed"]
+
+        for record in (armed, listed):
+            shown = {k: v for k, v in record.items() if k == "mode" or k in PARAMETERS_BY_DEFAULT}
+            assert shown == expected
+
+    @pytest.mark.parametrize("mode", [mode.value for mode in FaultMode])
+    async def test_armed_with_every_parameter_it_carries_only_those_its_mode_uses(
+        self, client: TestClient[Any, Any], mode: str
+    ) -> None:
+        armed = await arm(client, mode=mode, applyTo="batch", **PARAMETERS_AS_ARMED)
+        (listed,) = (await (await client.get("/_test/fault")).json())["armed"]
+
+        expected = {name: PARAMETERS_AS_ARMED[name] for name in USED_PARAMETERS[mode]}
+        for record in (armed, listed):
+            assert {k: v for k, v in record.items() if k in PARAMETERS_AS_ARMED} == expected
+
+    async def test_a_500_reads_as_a_plain_500(self, client: TestClient[Any, Any]) -> None:
+        armed = await arm(client, mode="500")
+        assert {k: armed[k] for k in armed if k in PARAMETERS_BY_DEFAULT} == {
+            "status": None,
+            "body": None,
+        }
+
+    @pytest.mark.parametrize(
+        ("code", "retry_after"), [(429, 1), (503, 1), (502, None), (418, None)]
+    )
+    async def test_a_status_carries_retry_after_only_when_its_answer_does(
+        self, client: TestClient[Any, Any], code: int, retry_after: int | None
+    ) -> None:
+        armed = await arm(client, mode="status", status=code, applyTo="evaluate")
+        assert armed.get("retryAfter") == retry_after
+        assert ("retryAfter" in armed) == (retry_after is not None)
+        answer = await client.post(EVALUATE, json=BODY, headers=AUTH)
+        assert answer.headers.get("Retry-After") == (
+            None if retry_after is None else str(retry_after)
+        )
+        (entry,) = await requests_log(client)
+        assert entry["retryAfter"] == retry_after  # the journal says what the record says
+
+    async def test_each_step_of_a_sequence_carries_its_own_modes_parameters(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        steps = ["500", "delay", "reset", {"mode": "status", "status": 502}, "429", "none"]
+        armed = await arm(client, sequence=steps, delayMs=5, retryAfter=2, applyTo="batch")
+        (listed,) = (await (await client.get("/_test/fault")).json())["armed"]
+
+        shown = [
+            {"mode": "500", "status": None, "body": None},
+            {"mode": "delay", "delayMs": 5},
+            {"mode": "reset"},
+            {"mode": "status", "status": 502, "body": None},
+            {"mode": "429", "status": None, "body": None, "retryAfter": 2},
+            {"mode": "none"},
+        ]
+        assert armed["sequence"] == listed["sequence"] == shown
+        assert not {"delayMs", "retryAfter"} & set(armed)  # a sequence's are in its steps
 
 
 class TestReadAfterResponse:

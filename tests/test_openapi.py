@@ -19,7 +19,7 @@ import stub
 from stub import StubConfig, create_app
 from stub.app import CLIENT_PLANES
 from stub.faults.arming import GROUPS, SELECTORS, Source
-from stub.faults.modes import FaultMode
+from stub.faults.modes import MODE_PARAMETERS, FaultMode, FaultParameter
 from stub.http.pipeline import WARNING_HEADER
 from stub.keys import ClientPlane, Family, misuse
 from stub.routes import management
@@ -324,6 +324,90 @@ class TestFaultVocabulary:
     ) -> None:
         source = document["components"]["schemas"]["FaultRecord"]["properties"]["source"]
         assert set(source["enum"]) == set(get_args(Source))
+
+
+def validator(document: Json, schema: str) -> Any:
+    """A JSON Schema 2020-12 validator (OpenAPI 3.1's dialect) of one component schema, its
+    `$ref`s resolved in the document."""
+    jsonschema = pytest.importorskip(
+        "jsonschema", reason="jsonschema is not installed (openapi-spec-validator brings it)"
+    )
+    root = {"$ref": f"#/components/schemas/{schema}", "components": document["components"]}
+    return jsonschema.Draft202012Validator(root)
+
+
+EVERY_PARAMETER = {"delayMs": 5, "status": 503, "body": {"down": True}, "retryAfter": 7}
+
+
+class TestFaultParameters:
+    """`FaultParameters`: an armed fault's record carries the parameters its mode uses, no other;
+    checked against what the stub answers, so the document is as strict as the stub."""
+
+    async def records(self, client: TestClient[Any, Any], mode: str) -> list[Json]:
+        """The records the stub answers for `mode` armed alone, with every parameter, and with
+        a status that carries no Retry-After: POST's and GET's."""
+        armings: list[Json] = [
+            {"mode": mode, **({"status": 503} if mode == "status" else {})},
+            {"mode": mode, **EVERY_PARAMETER},
+            {"mode": mode, **EVERY_PARAMETER, "status": 502},
+        ]
+        records = []
+        for arming in armings:
+            answer = await client.post("/_test/fault", json={**arming, "applyTo": "batch"})
+            assert answer.status == 200, await answer.text()
+            records.append((await answer.json())["fault"])
+        listed = await (await client.get("/_test/fault")).json()
+        assert listed["armed"] == records
+        return records
+
+    def test_the_parameters_are_the_stubs(self, document: Json) -> None:
+        schemas = document["components"]["schemas"]
+        assert set(schemas["FaultStep"]["properties"]) == {"mode", *FaultParameter}
+        assert set(FaultParameter) <= set(schemas["ArmedFault"]["properties"])
+        assert set(MODE_PARAMETERS) == set(FaultMode)
+
+    @pytest.mark.parametrize("mode", [mode.value for mode in FaultMode])
+    async def test_the_records_the_stub_answers_are_valid(
+        self, document: Json, client: TestClient[Any, Any], mode: str
+    ) -> None:
+        records = await self.records(client, mode)
+        sequence = await client.post(
+            "/_test/fault", json={"sequence": [mode, "none"], **EVERY_PARAMETER}
+        )
+
+        armed, answered = validator(document, "ArmedFault"), await sequence.json()
+        for record in [*records, answered["fault"]]:
+            errors = [error.message for error in armed.iter_errors(record)]
+            assert errors == [], record
+        validator(document, "ArmFaultResponse").validate(answered)
+        validator(document, "ArmedFaultsResponse").validate(
+            await (await client.get("/_test/fault")).json()
+        )
+
+    @pytest.mark.parametrize("mode", [mode.value for mode in FaultMode])
+    async def test_a_record_with_a_parameter_more_or_less_is_invalid(
+        self, document: Json, client: TestClient[Any, Any], mode: str
+    ) -> None:
+        armed = validator(document, "ArmedFault")
+        for record in await self.records(client, mode):
+            step = {k: v for k, v in record.items() if k == "mode" or k in EVERY_PARAMETER}
+            in_sequence = {k: v for k, v in record.items() if k not in step}
+            assert armed.is_valid({**in_sequence, "sequence": [step]}), step
+            for name in (parameter.value for parameter in FaultParameter):
+                changed = dict(step)
+                if name in changed:
+                    del changed[name]
+                else:
+                    changed[name] = EVERY_PARAMETER[name]
+                assert not armed.is_valid({**in_sequence, **changed}), changed
+                assert not armed.is_valid({**in_sequence, "sequence": [changed]}), changed
+
+    def test_the_examples_are_valid(self, document: Json) -> None:
+        armed = validator(document, "ArmedFault")
+        examples = document["components"]["schemas"]["ArmedFault"]["examples"]
+        assert {example.get("mode") for example in examples} >= {"500", "delay", None}
+        for example in examples:
+            armed.validate(example)
 
 
 class TestResponseBodies:

@@ -101,6 +101,7 @@ def _armed(body: Json) -> ArmedFault:
         probability=body["probability"],
         seed=body["seed"],
         fired=body["fired"],
+        # absent where the mode does not use them (or the fault is a sequence): None
         delay_ms=body.get("delayMs"),
         status=body.get("status"),
         body=body.get("body"),

@@ -156,6 +156,10 @@ class RequestInFull:
 
 @dataclass(frozen=True, slots=True)
 class ArmedFault:
+    """A fault as the stub armed it. Of `delay_ms`, `status`, `body` and `retry_after` the stub
+    lists only those its mode uses (docs/reference/faults.md): any other reads None, as all four
+    do for a sequence (each step in `sequence` lists its own)."""
+
     id: int
     apply_to: tuple[str, ...]
     mode: str | None
@@ -167,9 +171,13 @@ class ArmedFault:
     seed: int | None
     fired: int
     delay_ms: int | None = None
+    """For `delay` and `slow_body`."""
     status: int | None = None
+    """For a mode that makes its own answer (None too when it answers with the mode's own)."""
     body: Any = None
+    """Likewise (None too when it answers with the mode's own)."""
     retry_after: int | None = None
+    """For `429`, and `status` with 429 or 503."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,6 +52,40 @@ RETRY_LATER = frozenset({429, 503})
 `Retry-After`, as the `429` mode does."""
 
 
+class FaultParameter(StrEnum):
+    """What an arming may give a fault besides its mode, by its name on the wire."""
+
+    DELAY_MS = "delayMs"
+    STATUS = "status"
+    BODY = "body"
+    RETRY_AFTER = "retryAfter"
+
+
+_OWN_ANSWER = (FaultParameter.STATUS, FaultParameter.BODY)
+"""What a mode that makes its own answer lets an arming replace: its status and its body."""
+
+MODE_PARAMETERS: Mapping[FaultMode, tuple[FaultParameter, ...]] = MappingProxyType(
+    {
+        FaultMode.DELAY: (FaultParameter.DELAY_MS,),
+        FaultMode.UNAUTHORIZED: _OWN_ANSWER,
+        FaultMode.RATE_LIMITED: (*_OWN_ANSWER, FaultParameter.RETRY_AFTER),
+        FaultMode.SERVER_ERROR: _OWN_ANSWER,
+        FaultMode.INVALID_JSON: _OWN_ANSWER,
+        FaultMode.TRUNCATED: _OWN_ANSWER,
+        FaultMode.QUOTA_LIMITED: _OWN_ANSWER,
+        FaultMode.STATUS: (*_OWN_ANSWER, FaultParameter.RETRY_AFTER),
+        FaultMode.RESET: (),
+        FaultMode.EMPTY_RESPONSE: (),
+        FaultMode.SLOW_BODY: (FaultParameter.DELAY_MS,),
+        FaultMode.HANG: (),
+    }
+)
+"""The parameters each mode's function below reads, and so the only ones the record of an
+armed fault carries: an arming may give any parameter to any mode, but a 500 listed with
+`delayMs` 10000 reads as a delayed 500. `status` carries `retryAfter` only when its status
+is 429 or 503 (`FaultSpec.retry_after`)."""
+
+
 class FaultSpec(NamedTuple):
     """One fault and its parameters; `body` None means the mode's own body."""
 
@@ -62,21 +96,26 @@ class FaultSpec(NamedTuple):
     retry_after_s: int = DEFAULT_RETRY_AFTER_S
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode.value,
-            "delayMs": self.delay_ms,
-            "status": self.status,
-            "body": self.body,
-            "retryAfter": self.retry_after_s,
+        """The mode and the parameters it uses (`status` and `body` null: the mode's own)."""
+        values = {
+            FaultParameter.DELAY_MS: self.delay_ms,
+            FaultParameter.STATUS: self.status,
+            FaultParameter.BODY: self.body,
+            FaultParameter.RETRY_AFTER: self.retry_after(),
         }
+        described: dict[str, Any] = {"mode": self.mode.value}
+        for name in MODE_PARAMETERS[self.mode]:
+            if name is not FaultParameter.RETRY_AFTER or values[name] is not None:
+                described[name.value] = values[name]  # orjson takes only a plain str as a key
+        return described
 
     def retry_after(self) -> int | None:
         """The `Retry-After` its answer carries, in seconds (None: it carries none)."""
-        if self.mode is FaultMode.RATE_LIMITED:
-            return self.retry_after_s
-        if self.mode is FaultMode.STATUS and self.status in RETRY_LATER:
-            return self.retry_after_s
-        return None
+        if FaultParameter.RETRY_AFTER not in MODE_PARAMETERS[self.mode]:
+            return None
+        if self.mode is FaultMode.STATUS and self.status not in RETRY_LATER:
+            return None
+        return self.retry_after_s
 
 
 class Hit(NamedTuple):

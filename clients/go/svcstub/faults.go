@@ -40,7 +40,8 @@ type Step struct {
 	RetryAfter int
 }
 
-// ArmedFault is a fault as the stub armed it.
+// ArmedFault is a fault as the stub armed it. Of DelayMs, Status, Body and RetryAfter the stub
+// lists only those its Mode uses: one it leaves out is nil (all four are for a sequence).
 type ArmedFault struct {
 	ID          int        `json:"id"`
 	ApplyTo     []Selector `json:"applyTo"`
@@ -49,9 +50,14 @@ type ArmedFault struct {
 	Probability *float64   `json:"probability"`
 	Seed        *int       `json:"seed"`
 	Fired       int        `json:"fired"`
-	DelayMs     int        `json:"delayMs,omitempty"`
-	Status      *int       `json:"status,omitempty"`
-	RetryAfter  int        `json:"retryAfter,omitempty"`
+	// DelayMs: for ModeDelay and ModeSlowBody.
+	DelayMs *int `json:"delayMs,omitempty"`
+	// Status: for the modes that make their own answer; nil too where it is the mode's own.
+	Status *int `json:"status,omitempty"`
+	// Body: likewise, decoded as encoding/json decodes into any; nil where it is the mode's own.
+	Body any `json:"body,omitempty"`
+	// RetryAfter: for Mode429, and ModeStatus with 429 or 503.
+	RetryAfter *int `json:"retryAfter,omitempty"`
 }
 
 // arming is the POST /_test/fault document; a mistake is an error naming it, before anything is sent.

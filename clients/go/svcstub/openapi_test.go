@@ -43,6 +43,7 @@ type schema struct {
 	Enum       []string                   `json:"enum"`
 	Properties map[string]json.RawMessage `json:"properties"`
 	OneOf      []schema                   `json:"oneOf"`
+	Examples   []json.RawMessage          `json:"examples"`
 }
 
 func readOpenAPI(t *testing.T) openAPI {
@@ -172,6 +173,70 @@ func TestFaultCoversTheArmingDocument(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestArmedFaultReadsEveryParameterAsTheStubListsIt: each parameter a fault's record may carry
+// (FaultStep's members but its mode) is a field of ArmedFault that can be nil, since the stub
+// leaves out those the mode does not use; and each record the document shows reads as listed.
+func TestArmedFaultReadsEveryParameterAsTheStubListsIt(t *testing.T) {
+	schemas := readOpenAPI(t).Components.Schemas
+	armedType := reflect.TypeOf(svcstub.ArmedFault{})
+	fieldOf := map[string]string{}
+	for i := 0; i < armedType.NumField(); i++ {
+		field := armedType.Field(i)
+		fieldOf[strings.Split(field.Tag.Get("json"), ",")[0]] = field.Name
+	}
+	var parameters []string
+	for member := range schemas["FaultStep"].Properties {
+		if member == "mode" {
+			continue
+		}
+		parameters = append(parameters, member)
+		field, ok := armedType.FieldByName(fieldOf[member])
+		if !ok {
+			t.Errorf("ArmedFault has no field for the parameter %q", member)
+		} else if kind := field.Type.Kind(); kind != reflect.Pointer && kind != reflect.Interface {
+			t.Errorf("ArmedFault.%s is a %s: a record without %q would read as a value", field.Name, field.Type, member)
+		}
+	}
+	if len(parameters) == 0 {
+		t.Fatal("the document's FaultStep has no parameters")
+	}
+	if t.Failed() {
+		return // the records below cannot be read into fields that are missing or never nil
+	}
+
+	examples := schemas["ArmedFault"].Examples
+	if len(examples) == 0 {
+		t.Fatal("the document shows no ArmedFault")
+	}
+	for _, raw := range examples {
+		var listed map[string]any
+		var armed svcstub.ArmedFault
+		if err := json.Unmarshal(raw, &listed); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(raw, &armed); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		read := reflect.ValueOf(armed)
+		for _, member := range parameters {
+			got := read.FieldByName(fieldOf[member])
+			if want := listed[member]; want == nil {
+				if !got.IsNil() {
+					t.Errorf("%s: %s is %v, though the record has no %q", raw, fieldOf[member], got.Elem(), member)
+				}
+			} else if got.IsNil() {
+				t.Errorf("%s: %s is nil, though the record has %q: %v", raw, fieldOf[member], member, want)
+			} else if number, isNumber := want.(float64); isNumber && got.Elem().Kind() == reflect.Int {
+				if got.Elem().Int() != int64(number) {
+					t.Errorf("%s: %s is %d, want %v", raw, fieldOf[member], got.Elem().Int(), number)
+				}
+			} else if !reflect.DeepEqual(got.Elem().Interface(), want) {
+				t.Errorf("%s: %s is %v, want %v", raw, fieldOf[member], got.Elem(), want)
+			}
+		}
 	}
 }
 

@@ -33,21 +33,32 @@ export interface SequenceOptions extends Omit<ArmOptions, "ttlRequests"> {
   sequence: readonly SequenceStep[];
 }
 
-/** A fault as armed, as the stub describes it (`ArmedFault`). */
-export interface ArmedFault {
+/**
+ * The parameters an armed fault (or a step of its sequence) lists: only those its mode uses, so
+ * any other is absent (`undefined`). An earlier stub's record lists all four, whatever the mode.
+ */
+export interface ArmedParameters {
+  /** For `delay` and `slow_body`. */
+  delayMs?: number;
+  /** For the modes that make their own answer; null: the mode's own. */
+  status?: number | null;
+  /** Likewise; null: the mode's own. */
+  body?: unknown;
+  /** For `429`, and `status` 429 or 503. */
+  retryAfter?: number;
+}
+
+/** A fault as armed, as the stub describes it (`ArmedFault`); a sequence's parameters are in its steps. */
+export interface ArmedFault extends ArmedParameters {
   id: number;
   applyTo: Selector[];
   mode?: FaultMode;
-  sequence?: Array<{ mode: FaultMode | "none" } & FaultParameters>;
+  sequence?: Array<{ mode: FaultMode | "none" } & ArmedParameters>;
   /** What remains; null: until cleared. */
   ttlRequests: number | null;
   probability: number | null;
   seed: number | null;
   fired: number;
-  delayMs?: number;
-  status?: number | null;
-  body?: unknown;
-  retryAfter?: number;
 }
 
 const ARM_OPTIONS = new Set(["applyTo", "ttlRequests", "probability", "seed", "delayMs", "status", "body", "retryAfter", "sequence"]);

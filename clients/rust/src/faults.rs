@@ -214,6 +214,9 @@ impl Step {
 }
 
 /// A fault as the stub armed it.
+///
+/// Of its parameters (`delay`, `status`, `body`, `retry_after`) the stub lists only those its
+/// mode uses: any other is `None`, as all four are for a sequence.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ArmedFault {
@@ -227,6 +230,16 @@ pub struct ArmedFault {
     pub ttl_requests: Option<u64>,
     /// How many times it fired.
     pub fired: u64,
+    /// How late its answer comes, for [`Mode::Delay`] and [`Mode::SlowBody`].
+    pub delay: Option<Duration>,
+    /// The status it answers with, for the modes that make their own answer; `None` too where it
+    /// is the mode's own.
+    pub status: Option<u16>,
+    /// The body it answers with instead of the mode's; `None` where it is the mode's own, and for
+    /// the modes that make no answer of their own.
+    pub body: Option<Value>,
+    /// Seconds in its `Retry-After`, for [`Mode::Http429`], and [`Mode::Status`] with 429 or 503.
+    pub retry_after: Option<u64>,
     /// The fault as the stub lists it.
     pub json: Value,
 }
@@ -242,6 +255,11 @@ impl ArmedFault {
             mode: value["mode"].as_str().and_then(|mode| mode.parse().ok()),
             ttl_requests: value["ttlRequests"].as_u64(),
             fired: value["fired"].as_u64().unwrap_or(0),
+            // absent (a parameter the mode does not use) and null (the mode's own) read None alike
+            delay: value["delayMs"].as_u64().map(Duration::from_millis),
+            status: value["status"].as_u64().and_then(|status| u16::try_from(status).ok()),
+            body: value.get("body").filter(|body| !body.is_null()).cloned(),
+            retry_after: value["retryAfter"].as_u64(),
             json: value.clone(),
         }
     }
@@ -289,6 +307,42 @@ impl Drop for FaultGuard<'_> {
                 panic!("{}", error.line())
             }
             _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OPENAPI: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../stub/openapi.json");
+
+    /// Each record of an armed fault the stub's document shows reads as listed: a parameter it has
+    /// is read, one it leaves out (its mode does not use it) is `None`.
+    #[test]
+    fn an_armed_fault_reads_the_parameters_a_record_lists_and_no_other() {
+        let text = std::fs::read_to_string(OPENAPI).unwrap_or_else(|e| panic!("{OPENAPI}: {e}"));
+        let document: Value = serde_json::from_str(&text).unwrap();
+        let schemas = &document["components"]["schemas"];
+        let mut parameters: Vec<&str> =
+            schemas["FaultStep"]["properties"].as_object().unwrap().keys().map(String::as_str).collect();
+        parameters.retain(|member| *member != "mode");
+        parameters.sort_unstable();
+        assert_eq!(parameters, ["body", "delayMs", "retryAfter", "status"], "a parameter ArmedFault does not read");
+        let examples = schemas["ArmedFault"]["examples"].as_array().expect("the document shows armed faults");
+        assert!(examples.len() >= 3, "the document shows too few armed faults");
+        for listed in examples {
+            let armed = ArmedFault::from_json(listed);
+            let read = [
+                ("delayMs", armed.delay.map(|delay| json!(delay.as_millis() as u64))),
+                ("status", armed.status.map(|status| json!(status))),
+                ("body", armed.body.clone()),
+                ("retryAfter", armed.retry_after.map(|seconds| json!(seconds))),
+            ];
+            for (member, value) in read {
+                let want = listed.get(member).filter(|value| !value.is_null());
+                assert_eq!(value.as_ref(), want, "{member} of {listed}");
+            }
         }
     }
 }

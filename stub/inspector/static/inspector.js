@@ -364,18 +364,12 @@ function drawFaults() {
   $("count-faults").textContent = faults.length || "";
 }
 
-// The parameters each mode uses: an armed fault lists every one resolved, but a 500 shown as
-// "500 (delayMs 10000, retryAfter 1)" reads as a delayed 500.
-const USES_DELAY = new Set(["delay", "slow_body"]);
-
+// An armed fault's record carries only the parameters its mode uses (MODE_PARAMETERS in
+// stub/faults/modes.py), so each one it has is shown; status null is the mode's own.
 function describeStep(step) {
-  const retries = step.mode === "429" || (step.mode === "status" && [429, 503].includes(step.status));
-  const used = [
-    ["status", step.status !== undefined && step.status !== null],
-    ["delayMs", USES_DELAY.has(step.mode)],
-    ["retryAfter", retries],
-  ].filter(([name, uses]) => uses && step[name] !== undefined && step[name] !== null);
-  const extra = used.map(([name]) => `${name} ${step[name]}`);
+  const extra = ["status", "delayMs", "retryAfter"]
+    .filter((name) => step[name] !== undefined && step[name] !== null)
+    .map((name) => `${name} ${step[name]}`);
   return extra.length ? `${step.mode} (${extra.join(", ")})` : step.mode;
 }
 

@@ -87,6 +87,15 @@ describe("armed for a block, or for the rest of the test", () => {
     assert.deepEqual(statuses, [500, 503, 200, 429, 200]);
   });
 
+  test("an armed fault lists the parameters its mode uses, and no other", async () => {
+    const given = { delayMs: 50, status: 503, retryAfter: 2 };
+    const delayed = await svcStub.arm("delay", { applyTo: "batch", ...given });
+    const failing = await svcStub.arm("500", { applyTo: "batch", ...given });
+    assert.deepEqual([delayed.delayMs, delayed.status, delayed.body, delayed.retryAfter], [50, undefined, undefined, undefined]);
+    assert.deepEqual([failing.delayMs, failing.status, failing.body, failing.retryAfter], [undefined, 503, null, undefined]);
+    assert.deepEqual(await svcStub.armed(), [delayed, failing]);
+  });
+
   test("probability with a seed fires on a repeatable share", async () => {
     const armed = await svcStub.arm("500", { applyTo: "evaluate", probability: 0.5, seed: 7 });
     assert.equal(armed.seed, 7);

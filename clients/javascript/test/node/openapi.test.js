@@ -36,6 +36,18 @@ describe("the stub's OpenAPI document", () => {
     assert.deepEqual(options.sort(), Object.keys(schemas.ArmingDocument.properties).filter((m) => m !== "mode").sort());
   });
 
+  test("an armed fault's parameters are the optional members ArmedFault reads", () => {
+    const source = readFileSync(new URL("faults.ts", SOURCES), "utf8");
+    const declared = source.match(/export interface ArmedParameters \{(.*?)\n\}/s)[1];
+    const optional = [...declared.matchAll(/^\s+(\w+)\?:/gm)].map((m) => m[1]);
+    const members = [...declared.matchAll(/^\s+(\w+)\??:/gm)].map((m) => m[1]);
+    const parameters = Object.keys(schemas.FaultStep.properties).filter((m) => m !== "mode");
+    // optional: the stub lists only the parameters a fault's mode uses
+    assert.deepEqual(optional.sort(), parameters.sort());
+    assert.deepEqual(members.sort(), parameters.sort());
+    assert.ok(schemas.ArmedFault.examples.some((e) => e.mode === "500" && !("delayMs" in e) && !("retryAfter" in e)));
+  });
+
   test("the per-request fault headers", () => {
     const described = JSON.stringify(document.info.description);
     for (const header of [...Object.values(FAULT_HEADERS), NAMESPACE_HEADER]) {

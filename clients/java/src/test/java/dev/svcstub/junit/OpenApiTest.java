@@ -15,6 +15,8 @@ import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Function;
@@ -87,6 +89,32 @@ class OpenApiTest {
 
     private static Fault everything(Fault fault) {
         return fault.on(Selector.ALL).delay(Duration.ofMillis(1)).status(503).body("x").retryAfterSeconds(1);
+    }
+
+    @Test
+    void anArmedFaultReadsTheParametersARecordListsAndNoOther() throws IOException {
+        Set<String> parameters = new TreeSet<>(schema("FaultStep").object("properties").asMap().keySet());
+        parameters.remove("mode");
+        assertEquals(Set.of("body", "delayMs", "retryAfter", "status"), parameters,
+                "a parameter ArmedFault does not read (read it, and add it here)");
+        List<Members> examples = schema("ArmedFault").objects("examples");
+        assertTrue(examples.size() >= 3, "the document shows too few armed faults");
+        for (Members listed : examples) {
+            ArmedFault armed = ArmedFault.from(null, listed);
+            Map<String, Optional<?>> read = Map.of(
+                    "delayMs", armed.delay().map(Duration::toMillis),
+                    "status", asLong(armed.status()),
+                    "body", armed.body(),
+                    "retryAfter", asLong(armed.retryAfterSeconds()));
+            for (String name : parameters) {
+                // absent, or null (the mode's own status or body), reads empty
+                assertEquals(Optional.ofNullable(listed.raw(name)), read.get(name), () -> name + " of " + Json.write(listed.asMap()));
+            }
+        }
+    }
+
+    private static Optional<Long> asLong(OptionalInt value) {
+        return value.isPresent() ? Optional.of((long) value.getAsInt()) : Optional.empty();
     }
 
     @Test
