@@ -6,16 +6,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "svc-stub/jest";
 
+import { CHILD_TEST_TIMEOUT_MS } from "../child-run.js";
 import { runJest } from "./run-jest.js";
 
 const LINE = /svc-stub journal of this test: (.+) \(open it in a browser\)/g;
 const journals = mkdtempSync(join(tmpdir(), "svc-stub-jest-journals-"));
 let run;
 
-beforeAll(() => {
+beforeAll(async () => {
   // the run's stub, for the child to start fast; the journals into a directory of this file's own
-  run = runJest("fails.fixture.js", { SVC_STUB_URL: process.env.SVC_STUB_URL, SVC_STUB_JOURNAL_DIR: journals });
-}, 60_000);
+  run = await runJest("fails.fixture.js", { SVC_STUB_URL: process.env.SVC_STUB_URL, SVC_STUB_JOURNAL_DIR: journals });
+}, CHILD_TEST_TIMEOUT_MS); // the child Jest run, waited for to its exit
 
 afterAll(() => rmSync(journals, { recursive: true, force: true }));
 

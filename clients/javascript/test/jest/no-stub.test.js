@@ -2,14 +2,15 @@
 import { expect } from "@jest/globals";
 import { test } from "svc-stub/jest";
 
+import { CHILD_TEST_TIMEOUT_MS } from "../child-run.js";
 import { runJest } from "./run-jest.js";
 
 const NO_BIN = "/nonexistent/svc-stub";
 const ADVICE = `svc-stub: no '${NO_BIN}' to run; install it (pip install svc-stub) or set SVC_STUB_BIN to its path`;
 
-test("a file that must start its own stub, and cannot, fails its tests with what to do, once", () => {
+test("a file that must start its own stub, and cannot, fails its tests with what to do, once", async () => {
   // no SVC_STUB_URL and no global setup in child/jest.config.js: the per-file start of svc-stub/jest
-  const run = runJest("passes.fixture.js", { SVC_STUB_URL: undefined, SVC_STUB_BIN: NO_BIN });
+  const run = await runJest("passes.fixture.js", { SVC_STUB_URL: undefined, SVC_STUB_BIN: NO_BIN });
 
   expect(run.status).not.toBe(0);
   expect(run.tests.map((t) => [t.title, t.status])).toEqual([["passes, given a stub", "failed"]]);
@@ -17,4 +18,4 @@ test("a file that must start its own stub, and cannot, fails its tests with what
   // said as the test's failure, not again as a failed afterAll ("Test suite failed to run")
   expect(run.report.split(ADVICE).length - 1).toBe(1);
   expect(run.report).not.toContain("Test suite failed to run");
-}, 60_000);
+}, CHILD_TEST_TIMEOUT_MS); // the child Jest run, waited for to its exit

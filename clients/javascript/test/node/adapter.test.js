@@ -1,7 +1,7 @@
 // The node:test adapter: a namespace per test named after it, side by side with no crosstalk,
 // deleted after; a failed test's journal named in the output; the stub stopped at the end.
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,6 +11,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { SvcStub } from "svc-stub";
 import { useSvcStub } from "svc-stub/node-test";
 
+import { exitOf, printed, runChild, until } from "../child-run.js";
 import { evaluate, valueOf } from "../support.js";
 
 const RUNS = new URL("./runs/", import.meta.url);
@@ -85,11 +86,10 @@ function childEnvironment(changes) {
 describe("the run", () => {
   test("a failed test names its journal, written before its namespace went", async (t) => {
     const journals = scratch(t);
-    const run = spawnSync(process.execPath, ["--test", "--test-reporter=spec", new URL("failing.js", RUNS).pathname], {
+    const run = await runChild(process.execPath, ["--test", "--test-reporter=spec", new URL("failing.js", RUNS).pathname], {
       env: childEnvironment({ SVC_STUB_URL: svcStub.baseUrl, SVC_STUB_JOURNAL_DIR: journals }),
-      encoding: "utf8",
     });
-    assert.equal(run.status, 1, run.stdout + run.stderr);
+    assert.equal(run.status, 1, run.output);
     const named = run.stdout.match(/svc-stub journal of this test: (\S+\.html) \(open it in a browser\)/);
     assert.ok(named, run.stdout);
     assert.deepEqual(readdirSync(journals), [named[1].split("/").pop()]); // the passing test left none
@@ -99,8 +99,8 @@ describe("the run", () => {
 
   test("its stub is stopped when the run ends", async () => {
     const env = childEnvironment({ SVC_STUB_URL: undefined }); // the file starts its own
-    const run = spawnSync(process.execPath, ["--test", new URL("hanging.js", RUNS).pathname], { env, encoding: "utf8" });
-    assert.equal(run.status, 0, run.stdout + run.stderr);
+    const run = await runChild(process.execPath, ["--test", new URL("hanging.js", RUNS).pathname], { env });
+    assert.equal(run.status, 0, run.output);
     const url = run.stdout.match(/stub at (\S+)/)[1];
     await assert.rejects(new SvcStub(url).health(), { name: "StubUnreachable" });
   });
@@ -109,14 +109,11 @@ describe("the run", () => {
     const env = childEnvironment({ SVC_STUB_URL: undefined, HANG: "1", TMPDIR: scratch(t) });
     // its own process group, as a terminal's foreground job is: Ctrl-C signals the whole group
     const run = spawn(process.execPath, ["--test", new URL("hanging.js", RUNS).pathname], { env, detached: true });
-    let said = "";
-    run.stdout.on("data", (chunk) => (said += chunk));
-    while (!/stub at \S+/.test(said)) await sleep(20);
-    const url = said.match(/stub at (\S+)/)[1];
+    const [, url] = await printed(run, /stub at (\S+)/);
     assert.equal(await new SvcStub(url).health(), true);
     process.kill(-run.pid, "SIGINT");
-    await new Promise((resolve) => run.once("exit", resolve));
-    for (let i = 0; i < 100 && (await answers(url)); i++) await sleep(50);
+    await exitOf(run);
+    await until(async () => !(await answers(url)), `the stub at ${url} to stop answering`);
     assert.equal(await answers(url), false);
   });
 });
@@ -126,13 +123,11 @@ test("the run's stub is stopped when the run is killed outright", async (t) => {
   const run = spawn(process.execPath, [new URL("hanging.js", RUNS).pathname], {
     env: childEnvironment({ SVC_STUB_URL: undefined, HANG: "1", TMPDIR: scratch(t) }),
   });
-  let said = "";
-  run.stdout.on("data", (chunk) => (said += chunk));
-  while (!/stub at \S+/.test(said)) await sleep(20);
-  const url = said.match(/stub at (\S+)/)[1];
+  const [, url] = await printed(run, /stub at (\S+)/);
   run.kill("SIGKILL"); // no hook of its own runs: the stub notices by itself
-  await new Promise((resolve) => run.once("exit", resolve));
-  for (let i = 0; i < 100 && (await answers(url)); i++) await sleep(50);
+  await exitOf(run);
+  // waited for until it has noticed, however long that takes on a busy machine
+  await until(async () => !(await answers(url)), `the stub at ${url} to stop answering`);
   assert.equal(await answers(url), false);
 });
 

@@ -1,6 +1,5 @@
 // A failed test carries its namespace's journal: a child Playwright run of a test that fails on
 // purpose (failing/), on this run's stub, and what its failures leave behind.
-import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -8,6 +7,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stripVTControlCharacters } from "node:util";
 
+import { CHILD_TEST_TIMEOUT_MS, runChild } from "../child-run.js";
 import { expect, test } from "./app.js";
 
 const PACKAGE = fileURLToPath(new URL("../../", import.meta.url));
@@ -39,19 +39,20 @@ test.describe("a failed test's journal", () => {
   let run; // the child run: { status, output, journals: { name: html } }
 
   test.beforeAll(async ({ svcStubUrl }) => {
-    test.setTimeout(60_000);
+    // The child run is waited for to its exit, with no time limit but runChild's hang guard (it
+    // takes ~30 s on an idle 2-core machine, 40 s and more on a busy one): this hook's timeout is
+    // longer than that guard, so neither it nor the runner's 30 s default cuts the child short.
+    test.setTimeout(CHILD_TEST_TIMEOUT_MS);
     scratch = mkdtempSync(join(tmpdir(), "svc-stub-pw-journal-"));
     const journalDir = join(scratch, "journal");
-    const child = spawnSync(process.execPath, [CLI, "test", "--config", FAILING_CONFIG, "--output", join(scratch, "results")], {
+    const child = await runChild(process.execPath, [CLI, "test", "--config", FAILING_CONFIG, "--output", join(scratch, "results")], {
       cwd: PACKAGE,
       env: childEnv({ SVC_STUB_URL: svcStubUrl, SVC_STUB_JOURNAL_DIR: journalDir }),
-      encoding: "utf8",
-      timeout: 50_000,
     });
     const files = existsSync(journalDir) ? readdirSync(journalDir).sort() : [];
     run = {
       status: child.status,
-      output: stripVTControlCharacters(child.stdout + child.stderr),
+      output: stripVTControlCharacters(child.output),
       journals: Object.fromEntries(files.map((name) => [name, readFileSync(join(journalDir, name), "utf8")])),
     };
   });
