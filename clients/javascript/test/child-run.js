@@ -31,6 +31,23 @@ export const CHILD_TEST_TIMEOUT_MS = HANG_GUARD_MS + 2 * 60_000;
  */
 export const IN_CHILD_TIMEOUT_MS = 2 * 60_000;
 
+/**
+ * The per-test (and per-hook) timeout of the suite's own runs (Vitest, Jest, Playwright Test): a
+ * guard against a hang, NOT a speed budget. The runners' defaults (5 s in Vitest and Jest, 30 s in
+ * Playwright Test) are budgets a busy 2-core CI machine can exceed with a test that works. Two
+ * minutes, as in the child runs; a test that waits on a child run gives itself
+ * CHILD_TEST_TIMEOUT_MS instead.
+ */
+export const TEST_TIMEOUT_MS = 2 * 60_000;
+
+/**
+ * Playwright's `expect` timeout in the suite's own run (its default is 5 s): how long a web-first
+ * assertion (`toHaveText`) retries before it is taken for never coming true. A guard against a
+ * hang, NOT a speed budget: an assertion that comes true returns at once, the wait being for the
+ * page to render what it waits for (after a Retry-After of a few seconds, in faults.spec.js).
+ */
+export const EXPECT_TIMEOUT_MS = 60_000;
+
 const hangNote = (what) => `${what}: still going after ${HANG_GUARD_MS / 60_000} min, taken for hung (a hang guard, not a speed budget)`;
 
 /** Kills a detached child's process group (the child, and what it started in its group). */

@@ -2,8 +2,25 @@
 
 export const SERVER_KEY = "project-api-key_js";
 
+/**
+ * How long `evaluate` waits for an answer before it gives up on it: a guard against a hung answer,
+ * NOT a speed budget (it was 5 s, which a busy 2-core CI machine can exceed with a stub that
+ * works). An answer that comes returns at once. A minute, under the runners' per-test guard
+ * (TEST_TIMEOUT_MS in child-run.js), so that a hung answer fails the test with the request's own
+ * TimeoutError. The one test that provokes a hung answer on purpose (the "hang" fault mode, in
+ * node/faults.test.js) passes its own short `timeoutMs`: the abort is what it asserts.
+ */
+export const ANSWER_HANG_GUARD_MS = 60_000;
+
+/**
+ * The `timeoutMs` of a wait for the journal (waitForRequests, waitForSvcEvents, ...) for what a
+ * client sends in the background: the longest the stub allows. A guard against a hang, NOT a speed
+ * budget (the helper's default is 5 s): the long-poll returns as soon as what it waits for is there.
+ */
+export const WAIT_HANG_GUARD_MS = 60_000;
+
 /** `POST {base}/v1/flags/evaluate`, answered or not: what a client sees. */
-export async function evaluate(base, { flagKeys = ["checkout-v2"], headers = {}, timeoutMs = 5000 } = {}) {
+export async function evaluate(base, { flagKeys = ["checkout-v2"], headers = {}, timeoutMs = ANSWER_HANG_GUARD_MS } = {}) {
   const started = performance.now();
   try {
     const answer = await fetch(`${base}/v1/flags/evaluate`, {

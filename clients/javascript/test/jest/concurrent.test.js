@@ -8,12 +8,24 @@ const FLAG = "ns-flag";
 const DELAY_MS = 400;
 const spans = [];
 
-for (const n of [1, 2, 3, 4]) {
+// Every test arms its delay, then waits for all of them to have armed theirs before it sends its
+// request: the four requests are then sent in one turn of the event loop, before any answer can be
+// read, whatever the machine's speed. (Without it, the delay alone had to outlast the others'
+// setting up: a test that took longer than DELAY_MS to arm, on a busy machine, started after
+// another's request ended.) Jest not running them at once would leave them waiting here.
+const TESTS = [1, 2, 3, 4];
+let armedSoFar = 0;
+let everyoneArmed;
+const allArmed = new Promise((resolve) => (everyoneArmed = resolve));
+
+for (const n of TESTS) {
   const value = `concurrent-value-${n}`;
   test.concurrent(`concurrent test ${n} sees only its own value, its own delay and its own request`, async ({ svcStub }) => {
     await svcStub.setFixtures({ flags: { [FLAG]: { type: "string", value } } });
     // a delay on its one request keeps every test in flight at once, so their namespaces overlap
     const armed = await svcStub.arm("delay", { delayMs: DELAY_MS, applyTo: "evaluate", ttlRequests: 1 });
+    if (++armedSoFar === TESTS.length) everyoneArmed();
+    await allArmed;
 
     const started = performance.now();
     const answer = await evaluate(svcStub.url, { flagKeys: [FLAG], headers: { "X-Test": value } });

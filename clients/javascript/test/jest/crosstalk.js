@@ -2,14 +2,34 @@
 // their own, against the one stub of the run: every test serves its own value and arms its own
 // fault, and must see nothing of the others'.
 import { beforeAll, expect } from "@jest/globals";
-import { SvcStub } from "svc-stub";
+import { SvcStub, WaitTimeout } from "svc-stub";
 import { test } from "svc-stub/jest";
 
-import { evaluate } from "../support.js";
+import { HANG_GUARD_MS } from "../child-run.js";
+import { evaluate, WAIT_HANG_GUARD_MS } from "../support.js";
 
 const FLAG = "ns-flag";
 const TESTS_PER_FILE = 4;
-const WAIT_FOR_PEERS_MS = 20_000;
+
+/**
+ * The check-ins of this file and of at least one other, waited for: one long-poll after another
+ * (the stub allows a minute at most per wait) until they are there, for no longer than the hang
+ * guard. There used to be a budget of 20 s for the others to check in, which a busy 2-core machine,
+ * starting Jest's workers one after the other, can exceed with workers that work.
+ */
+async function checkIns(roll) {
+  const started = performance.now();
+  for (;;) {
+    try {
+      return await roll.waitForRequests(2, { route: "evaluate", timeoutMs: WAIT_HANG_GUARD_MS });
+    } catch (error) {
+      if (!(error instanceof WaitTimeout) || performance.now() - started > HANG_GUARD_MS) throw error;
+    }
+  }
+}
+
+/** The hook's own timeout: above checkIns' hang guard plus its last wait, so Jest never cuts it short. */
+const CHECK_IN_HOOK_TIMEOUT_MS = HANG_GUARD_MS + 2 * 60_000;
 
 /** The namespace every file of this run checks in at, named after the Jest process its workers share. */
 function rollCall() {
@@ -26,11 +46,11 @@ export function crosstalkSuite(file, firstStatus) {
   beforeAll(async () => {
     const roll = rollCall();
     await evaluate(roll.url, { headers: { "X-Jest-Worker": me } });
-    present = await roll.waitForRequests(2, { route: "evaluate", timeoutMs: WAIT_FOR_PEERS_MS }).then(
+    present = await checkIns(roll).then(
       (checkIns) => checkIns.map((request) => request.headers["x-jest-worker"]),
       (error) => error, // this file's first test fails with it; the others are not about it
     );
-  }, WAIT_FOR_PEERS_MS + 5_000);
+  }, CHECK_IN_HOOK_TIMEOUT_MS);
 
   test(`file ${file} runs in a Jest worker, next to another worker process, on the run's one stub`, ({ svcStub }) => {
     expect(process.env.JEST_WORKER_ID).toBeDefined();

@@ -6,6 +6,8 @@ import { test } from "node:test";
 import { PostHog } from "posthog-node";
 import { useSvcStub } from "svc-stub/node-test";
 
+import { ANSWER_HANG_GUARD_MS, WAIT_HANG_GUARD_MS } from "../support.js";
+
 const svcStub = useSvcStub();
 
 /** One flag as posthog-node reads it remotely: the variant, true/false, or undefined. */
@@ -23,8 +25,17 @@ function posthog() {
     fetchRetryCount: 0,
     featureFlagsRequestMaxRetries: 0,
     sendFeatureFlagEvent: false,
+    // posthog-node gives up on an answer after 10 s by default, a budget a busy 2-core machine can
+    // exceed with a stub that works (the flag then reads undefined): a guard against a hang instead
+    requestTimeout: ANSWER_HANG_GUARD_MS,
   });
 }
+
+/**
+ * Shuts `client` down once it has sent what it holds. posthog-node stops waiting for that after 30 s
+ * by default, and then goes on silently without it: a budget, given a hang guard's length instead.
+ */
+const shutDown = (client) => client.shutdown(ANSWER_HANG_GUARD_MS);
 
 test("posthog-node reads the flags the test serves", async () => {
   await svcStub.setFixtures({ flags: { "new-onboarding": { type: "string", value: "guided", variant: "guided" } } });
@@ -32,17 +43,17 @@ test("posthog-node reads the flags the test serves", async () => {
   try {
     assert.equal(await flag(client, "new-onboarding"), "guided");
   } finally {
-    await client.shutdown();
+    await shutDown(client);
   }
-  const [read] = await svcStub.waitForRequests(1, { route: "flags" });
+  const [read] = await svcStub.waitForRequests(1, { route: "flags", timeoutMs: WAIT_HANG_GUARD_MS });
   assert.equal(read.status, 200);
 });
 
 test("posthog-node's events arrive in the journal", async () => {
   const client = posthog();
   client.capture({ distinctId: "user-1", event: "checkout started", properties: { plan: "pro" } });
-  await client.shutdown(); // flushes
-  const [event] = await svcStub.waitForEvents(1);
+  await shutDown(client); // flushes
+  const [event] = await svcStub.waitForEvents(1, { timeoutMs: WAIT_HANG_GUARD_MS });
   assert.equal(event.event, "checkout started");
   assert.equal(event.distinct_id, "user-1");
   assert.equal(event.properties.plan, "pro");
@@ -55,7 +66,7 @@ test("a fault on /flags: posthog-node falls back, and the journal shows what it 
     assert.equal(value, undefined);
     assert.equal(await flag(client, "checkout-v2"), "treatment-b");
   } finally {
-    await client.shutdown();
+    await shutDown(client);
   }
   const [faulted, served] = await svcStub.requests("flags");
   assert.deepEqual([faulted.status, faulted.fault.mode, served.status], [500, "500", 200]);

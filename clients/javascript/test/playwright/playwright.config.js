@@ -3,6 +3,8 @@ import { fileURLToPath } from "node:url";
 
 import { defineConfig } from "@playwright/test";
 
+import { EXPECT_TIMEOUT_MS, TEST_TIMEOUT_MS } from "../child-run.js";
+
 /**
  * The system's Chromium, never a downloaded one. The background-networking switches keep it
  * from calling out (this machine's network refuses it); `--no-sandbox`: we run as root.
@@ -33,6 +35,13 @@ export default defineConfig({
   fullyParallel: true,
   forbidOnly: true,
   reporter: "list",
+  // Hang guards, not speed budgets: Playwright's 30 s per test and 5 s per expect are budgets a
+  // busy 2-core CI machine can exceed with tests that work (a page waiting out a Retry-After, a
+  // browser started under load). Two minutes per test, and journal.spec.js's hook, which waits on a
+  // child run, gives itself CHILD_TEST_TIMEOUT_MS, above that run's hang guard; a minute per
+  // expect, which returns as soon as what it asserts is true.
+  timeout: TEST_TIMEOUT_MS,
+  expect: { timeout: EXPECT_TIMEOUT_MS },
   outputDir: "../../test-results/playwright", // gitignored
   use: CHROMIUM,
 });

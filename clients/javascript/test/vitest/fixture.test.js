@@ -1,7 +1,7 @@
 // Per-test fixtures and keys, faults for a block, waits, through Vitest's fixtures.
 import { describe, expect, test } from "svc-stub/vitest";
 
-import { capture, evaluate, valueOf } from "../support.js";
+import { capture, evaluate, valueOf, WAIT_HANG_GUARD_MS } from "../support.js";
 
 describe("with svcStubOptions", () => {
   test.override({
@@ -39,7 +39,7 @@ test("withFault for a block, then served again", async ({ svcStub }) => {
 
 test("a wait for what a client sends in the background", async ({ svcStub }) => {
   setTimeout(() => capture(svcStub.url, [{ type: "signal", name: "checkout-latency", value: 120 }]), 100);
-  const [signal] = await svcStub.waitForSvcEvents(1);
+  const [signal] = await svcStub.waitForSvcEvents(1, { timeoutMs: WAIT_HANG_GUARD_MS });
   expect(signal).toMatchObject({ type: "signal", name: "checkout-latency" });
 });
 

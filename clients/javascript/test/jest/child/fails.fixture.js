@@ -21,11 +21,17 @@ test.failing("fails as it is declared to, and so passes", async ({ svcStub }) =>
   expect("what the test got").toBe("what it wanted");
 });
 
-// Running at once, each must still name a journal of its own (not the test started last's).
+// Running at once, each must still name a journal of its own (not the test started last's). Each
+// waits for the other to have sent its request before it fails: both are started before either
+// fails, whatever the machine's speed (a pause of 50 ms had to be long enough for that).
+let requestsSent = 0;
+let bothSent;
+const bothRequestsSent = new Promise((resolve) => (bothSent = resolve));
 for (const n of [1, 2]) {
   test.concurrent(`concurrent test ${n} fails after one request`, async ({ svcStub }) => {
     await evaluate(svcStub.url, { flagKeys: [`asked-by-concurrent-test-${n}`] });
-    await new Promise((resolve) => setTimeout(resolve, 50 * n)); // both started before either fails
+    if (++requestsSent === 2) bothSent();
+    await bothRequestsSent;
     expect(n).toBe(0);
   });
 }
