@@ -8,7 +8,9 @@ journal entry says 200 only when its answer was handed to the transport."""
 from __future__ import annotations
 
 import asyncio
+import asyncio.selector_events
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
@@ -18,10 +20,14 @@ from aiohttp.test_utils import TestClient
 
 from conftest import AUTH, AiohttpClient
 from stub import StubConfig, create_app
-from stub.http import connection
+from stub.http import connection, pipeline
 from stub.http.connection import TESTED, door
 from stub.http.lane import DirectLane
+from stub.namespaces import NAMESPACES
 
+SOCKET_TRANSPORT: Any = vars(asyncio.selector_events)["_SelectorSocketTransport"]
+"""asyncio's socket transport, which every connection of an in-process stub writes through
+(private to asyncio; only these tests time its writes)."""
 EVALUATE = b'{"targetingKey":"user-1","flagKeys":["checkout-v2"]}'
 EVENTS = b'{"events":[{"event":"$exposure","targetingKey":"user-1"}]}'
 
@@ -223,3 +229,64 @@ class TestTheJournalSaysOnlyWhatWasSent:
         assert len([status for status in statuses if status is not None]) == answered
         unanswered = [entry for entry in entries if entry["status"] is None]
         assert all(entry["clientGone"] for entry in unanswered)
+
+
+class TestAnAnswersTimeIsReadBeforeItGoesOut:
+    """A client counts a Retry-After from when it got the answer: the journal's end of a
+    request (`arrivedMs + durationMs`) is read just before its bytes are handed over, so no
+    client can have had them sooner, however late the stub runs again after its write (a busy
+    machine's scheduler, played here by a sleep after the write)."""
+
+    @pytest.fixture
+    def written_at(self, monkeypatch: pytest.MonkeyPatch) -> list[float]:
+        """When each answer's first bytes were handed to a transport."""
+        written: list[float] = []
+        write = SOCKET_TRANSPORT.write
+
+        def timed(transport: Any, data: Any) -> None:
+            if bytes(data[:9]) == b"HTTP/1.1 ":
+                written.append(time.perf_counter())
+            write(transport, data)
+
+        monkeypatch.setattr(SOCKET_TRANSPORT, "write", timed)
+        return written
+
+    @staticmethod
+    def descheduled(monkeypatch: pytest.MonkeyPatch) -> None:
+        """The stub runs again only a while after each write, as when its machine is busy."""
+        sent, lane_sent = pipeline._sent, DirectLane.sent
+
+        async def routed(request: Any, response: Any) -> Any:
+            answered = await sent(request, response)
+            time.sleep(0.005)
+            return answered
+
+        def direct(lane: DirectLane) -> None:
+            time.sleep(0.005)
+            lane_sent(lane)
+
+        monkeypatch.setattr(pipeline, "_sent", routed)
+        monkeypatch.setattr(DirectLane, "sent", direct)
+
+    @pytest.mark.parametrize(
+        ("path", "body"),
+        [("/v1/targets/register", b'{"targetingKey":"user-1"}'), ("/v1/flags/evaluate", EVALUATE)],
+        ids=["routed", "direct"],
+    )
+    async def test_no_client_has_the_answer_before_the_journal_says_it_was_answered(
+        self,
+        path: str,
+        body: bytes,
+        written_at: list[float],
+        monkeypatch: pytest.MonkeyPatch,
+        aiohttp_client: AiohttpClient,
+    ) -> None:
+        self.descheduled(monkeypatch)
+        app = create_app(StubConfig())
+        client = await aiohttp_client(app)
+        (answer,) = await one_connection(client, [post(path, body)])
+        assert answer.startswith(b"HTTP/1.1 200 OK")
+        (entry,) = await journal(client)
+        answered_ms = entry["arrivedMs"] + entry["durationMs"]
+        written_ms = (written_at[0] - app[NAMESPACES].started) * 1000
+        assert answered_ms <= written_ms + 0.001  # the journal's milliseconds keep three places

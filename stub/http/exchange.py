@@ -4,7 +4,6 @@ never was)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator, Mapping
 
 from stub.faults.arming import Fired
@@ -19,6 +18,7 @@ def record(
     target: str,
     route: str | None,
     started: float,
+    ended: float,
     status: int | None,
     fired: Fired | None,
     warning: str | None,
@@ -31,7 +31,10 @@ def record(
 ) -> None:
     """Journal one exchange (see `RequestRecord` for each field), once its answer was handed
     to the transport, or was not and never will be; unless a reset cleared the journal since
-    it began (`generation`): a request of the last test never lands in the next test's log."""
+    it began (`generation`): a request of the last test never lands in the next test's log.
+    `started` and `ended` are `time.perf_counter()` readings: when it arrived, and just before
+    its answer went out (so no client can have had it sooner: a Retry-After counts from
+    there), or when it ended unanswered."""
     if state.generation == generation:
         state.requests.append(
             RequestRecord(  # by position: by keyword it costs 2.6 % of an evaluate's instructions
@@ -42,7 +45,7 @@ def record(
                 status,
                 fired,
                 started,
-                time.perf_counter() - started,
+                ended - started,
                 warning,
                 bounded_headers(raw_headers),
                 gone,

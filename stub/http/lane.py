@@ -57,12 +57,13 @@ _SENT = b"Content-Length: %d\r\nDate: %b\r\nServer: " + SERVER_SOFTWARE.encode()
 
 
 _Sending = tuple[
-    StubState, int, int, RawRequestMessage, RouteDeclaration, float, bytes, bytes, bytes,
-    list[Json] | None,
+    StubState, int, int, RawRequestMessage, RouteDeclaration, float, float, bytes, bytes,
+    bytes, list[Json] | None,
 ]  # fmt: skip
 """An answer the lane made and handed over to be written: its namespace and the journal's
-generation, the request's number, message, route and arrival, its body, the answer's head
-and body, and what it keeps once written. A plain tuple: one is made per lane request."""
+generation, the request's number, message, route, arrival and the moment before its answer
+went out, its body, the answer's head and body, and what it keeps once written. A plain
+tuple: one is made per lane request."""
 
 
 class DirectLane:
@@ -123,18 +124,10 @@ class DirectLane:
             head += _SENT % (len(answer), rfc822_formatted_time().encode())
         except Exception:  # a 400, or a bug: the route answers it, in its own words
             return None, _given_back(raw, protocol)
+        ended = time.perf_counter()  # before a byte goes: no client has it sooner
         self._sending = (
-            state,
-            state.generation,
-            seq,
-            message,
-            route,
-            started,
-            raw,
-            head,
-            answer,
-            kept,
-        )
+            state, state.generation, seq, message, route, started, ended, raw, head, answer, kept,
+        )  # fmt: skip
         return head + answer, payload
 
     def sent(self) -> None:
@@ -143,12 +136,12 @@ class DirectLane:
         sending = self._sending
         assert sending is not None
         self._sending = None
-        state, generation, seq, message, route, started, raw, head, answer, kept = sending
+        state, generation, seq, message, route, started, ended, raw, head, answer, kept = sending
         if kept:
             route.kept_in(state).extend(kept)
         exchange.record(
-            state, generation, seq, hdrs.METH_POST, message.path, route.name, started, 200,
-            None, None, message.raw_headers, False, None, raw, SentHeaders(head), answer,
+            state, generation, seq, hdrs.METH_POST, message.path, route.name, started, ended,
+            200, None, None, message.raw_headers, False, None, raw, SentHeaders(head), answer,
         )  # fmt: skip
 
     def _plain(self, message: RawRequestMessage, payload: StreamReader) -> bool:

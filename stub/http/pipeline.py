@@ -89,6 +89,7 @@ def client_route(
             if cors and ORIGIN in request.headers:
                 _readable_by_page(response)
             if turn.status is not None and not turn.recorded:
+                turn.ended = time.perf_counter()  # before a byte goes: no client has it sooner
                 turn.sent = await _sent(request, response)
                 turn.gone = turn.sent is None
             return response
@@ -99,8 +100,9 @@ def client_route(
             if not turn.recorded:
                 sent = turn.sent
                 status = None if sent is None else turn.status
+                ended = time.perf_counter() if sent is None else turn.ended
                 _record(
-                    state, generation, request, name, started, status, turn.fired,
+                    state, generation, request, name, started, ended, status, turn.fired,
                     turn.warning, turn.gone, sent,
                 )  # fmt: skip
 
@@ -122,8 +124,8 @@ def client_route(
                     if not turn.recorded:
                         turn.recorded = True
                         _record(
-                            state, generation, request, name, started, answer.status, fired,
-                            answer=answer, answer_body=body,
+                            state, generation, request, name, started, time.perf_counter(),
+                            answer.status, fired, answer=answer, answer_body=body,
                         )  # fmt: skip
 
                 flags = tuple(state.served.fixtures.flags)
@@ -162,6 +164,8 @@ class _Turn:
     gone: bool = False
     sent: web.StreamResponse | None = None
     """The answer handed to the transport; None: it was not."""
+    ended: float = 0.0
+    """`time.perf_counter()` just before the answer was sent."""
     recorded: bool = False
     """A fault writing its own answer recorded the request before its first byte."""
 
@@ -185,11 +189,13 @@ def preflight_route(
             return response
         generation = state.generation
         request[REQUEST_SEQ] = state.next_seq()
+        ended = time.perf_counter()  # before a byte goes: no client has it sooner
         sent = await _sent(request, response)
         status = None if sent is None else sent.status
         _record(
-            state, generation, request, PREFLIGHT, started, status, None, None, sent is None, sent
-        )
+            state, generation, request, PREFLIGHT, started, ended, status, None, None,
+            sent is None, sent,
+        )  # fmt: skip
         return response
 
     return route
@@ -222,6 +228,7 @@ def _record(
     request: web.Request,
     name: str | None,
     started: float,
+    ended: float,
     status: int | None,
     fired: Fired | None,
     warning: str | None = None,
@@ -240,7 +247,7 @@ def _record(
             answer_body = kept if type(kept) is bytes else None  # not a streamed payload
     exchange.record(
         state, generation, request[REQUEST_SEQ], request.method, request.raw_path, name,
-        started, status, fired, warning, request.raw_headers, gone,
+        started, ended, status, fired, warning, request.raw_headers, gone,
         request_value(request, UPSTREAMED), body_read(request), answer_headers, answer_body,
     )  # fmt: skip
 
