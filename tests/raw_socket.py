@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from aiohttp.test_utils import TestClient
+
+from conftest import HANG_GUARD_S
 
 Ending = Literal["eof", "reset", "timeout"]
 
@@ -34,9 +37,18 @@ async def raw_exchange(
     fault: str,
     params: dict[str, str] | None = None,
     path: str = "/v1/flags/evaluate",
-    read_timeout: float = 3.0,
+    read_timeout: float = HANG_GUARD_S,
+    once_sent: Callable[[], Awaitable[object]] | None = None,
 ) -> Exchange:
-    """One POST with `X-Svc-Test-Fault`, read until the server ends it or `read_timeout`."""
+    """One POST with `X-Svc-Test-Fault`, read until the server ends it or `read_timeout`.
+
+    By default `read_timeout` only guards a hang (the server never ending the exchange), not a
+    speed budget: a busy machine may take seconds to dribble out a slow body. A test of a
+    client that gives up passes its own short `read_timeout`, which is then the thing tested,
+    and `once_sent`, awaited once the request is written and before the reading begins (e.g.
+    until the stub is serving it), so that a busy machine cannot make the client leave before
+    the stub has even read the request.
+    """
     host, port = client.server.host, client.server.port
     reader, writer = await asyncio.open_connection(host, port)
     body = json.dumps({"targetingKey": "u1", "flagKeys": ["new-checkout"]}).encode()
@@ -50,6 +62,8 @@ async def raw_exchange(
         + body
     )
     await writer.drain()
+    if once_sent is not None:
+        await once_sent()
     received, chunks = b"", 0
     ending: Ending = "eof"
     loop = asyncio.get_running_loop()

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import stub
-from conftest import SpawnedStub, free_port, one_line, run_stub, spawn_stub
+from conftest import HANG_GUARD_S, SpawnedStub, free_port, one_line, run_stub, spawn_stub
 from stub.process import url_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,7 +32,7 @@ def evaluate(stub: SpawnedStub, key: str, api_key: str = "k") -> dict[str, objec
         data=json.dumps({"targetingKey": "u", "flagKeys": [key]}).encode(),
         headers={"Authorization": f"Bearer {api_key}"},
     )
-    with urllib.request.urlopen(request, timeout=5) as response:
+    with urllib.request.urlopen(request, timeout=HANG_GUARD_S) as response:
         return json.load(response)["decisions"][0]  # type: ignore[no-any-return]
 
 
@@ -71,7 +71,7 @@ class TestReadyLine:
             assert evaluate(stub, "checkout-v2")["value"] == "treatment-b"
         finally:
             process.terminate()
-            process.wait(timeout=5)
+            process.wait(timeout=HANG_GUARD_S)
             process.stdout.close()  # type: ignore[union-attr]
 
 
@@ -110,7 +110,7 @@ class TestControlTokenOption:
             request = urllib.request.Request(
                 stub.url + "/_test/events", headers={"Authorization": "Bearer ctl"}
             )
-            with urllib.request.urlopen(request, timeout=5) as response:
+            with urllib.request.urlopen(request, timeout=HANG_GUARD_S) as response:
                 assert response.status == 200
 
 
@@ -357,9 +357,10 @@ class TestSignals:
     def test_a_signal_stops_the_stub_cleanly_with_exit_zero(self, signum: int) -> None:
         with spawn_stub() as stub:
             stub.process.send_signal(signum)
-            started = time.monotonic()
-            assert stub.process.wait(timeout=5) == 0
-            assert time.monotonic() - started < 2
+            # With nothing in flight, only a hang can hold the stop, and HANG_GUARD_S guards that:
+            # how soon it stops is no claim of this test (a stop not held by a request in flight is
+            # test_reliability's).
+            assert stub.process.wait(timeout=HANG_GUARD_S) == 0
             assert stub.process.stderr is not None
             assert "Traceback" not in stub.process.stderr.read()
 
@@ -374,7 +375,7 @@ class TestStopWith:
                 assert stub.get("/health") == {"ok": True}
                 run.kill()  # as a test run killed outright ends
                 run.wait()
-                assert stub.process.wait(timeout=5) == 0
+                assert stub.process.wait(timeout=HANG_GUARD_S) == 0
                 assert stub.process.stderr is not None
                 assert "Traceback" not in stub.process.stderr.read()
         finally:
@@ -388,7 +389,7 @@ class TestStopWith:
             with spawn_stub("--stop-with", str(run.pid)) as stub:
                 assert stub.get("/health") == {"ok": True}
                 run.kill()  # and no wait: it stays a zombie until the finally below
-                assert stub.process.wait(timeout=5) == 0
+                assert stub.process.wait(timeout=HANG_GUARD_S) == 0
         finally:
             run.kill()
             run.wait()
@@ -415,10 +416,10 @@ class TestLogging:
                 data=b'{"targetingKey": "u"}',
                 headers={"Authorization": "Bearer sk_header_secret"},
             )
-            urllib.request.urlopen(request, timeout=5).close()
+            urllib.request.urlopen(request, timeout=HANG_GUARD_S).close()
             stub.post("/ns/t-1/batch", {"api_key": "k", "batch": []})
             stub.process.terminate()
-            stub.process.wait(timeout=5)
+            stub.process.wait(timeout=HANG_GUARD_S)
             assert stub.process.stderr is not None
             log = stub.process.stderr.read()
         lines = [line for line in log.splitlines() if "/v1/flags/evaluate" in line]
@@ -432,7 +433,7 @@ class TestLogging:
         with spawn_stub() as stub:
             stub.get("/health")
             stub.process.terminate()
-            stub.process.wait(timeout=5)
+            stub.process.wait(timeout=HANG_GUARD_S)
             assert stub.process.stderr is not None
             assert stub.process.stderr.read() == ""
 
@@ -457,15 +458,19 @@ class TestAReinstallUnderARunningStub:
             url = url_of(process.stdout.readline())
             assert url is not None
             shutil.rmtree(copy)  # what an uninstall leaves
-            with urllib.request.urlopen(url + "/_test/openapi.json", timeout=5) as answer:
+            with urllib.request.urlopen(
+                url + "/_test/openapi.json", timeout=HANG_GUARD_S
+            ) as answer:
                 assert json.load(answer)["info"]["title"] == "svc-stub"
-            with urllib.request.urlopen(url + "/_test/ui", timeout=5) as answer:
+            with urllib.request.urlopen(url + "/_test/ui", timeout=HANG_GUARD_S) as answer:
                 assert "inspector.js" in answer.read().decode()
-            with urllib.request.urlopen(url + "/_test/ui/inspector.js", timeout=5) as answer:
+            with urllib.request.urlopen(
+                url + "/_test/ui/inspector.js", timeout=HANG_GUARD_S
+            ) as answer:
                 assert answer.status == 200
         finally:
             process.terminate()
-            process.wait(timeout=5)
+            process.wait(timeout=HANG_GUARD_S)
             assert process.stdout is not None
             process.stdout.close()
 
@@ -521,11 +526,11 @@ class TestTheLinesAfterTheReadyLine:
             assert url is not None
             assert process.stdout.readline() == f"svc-stub inspector: {url}/_test/ui\n"
             assert process.stdout.readline() == "svc-stub forwarding to: http://127.0.0.1:9\n"
-            with urllib.request.urlopen(url + "/_test/ui", timeout=5) as answer:
+            with urllib.request.urlopen(url + "/_test/ui", timeout=HANG_GUARD_S) as answer:
                 assert answer.status == 200
         finally:
             process.terminate()
-            process.wait(timeout=5)
+            process.wait(timeout=HANG_GUARD_S)
             assert process.stdout is not None
             process.stdout.close()
 
@@ -545,17 +550,19 @@ class TestTheLinesAfterTheReadyLine:
         os.close(write_end)
         try:
             url = f"http://127.0.0.1:{port}"
-            deadline = time.monotonic() + 10
-            while process.poll() is None and time.monotonic() < deadline:
+            # It waits for the answer; HANG_GUARD_S guards a hang, not a speed budget.
+            deadline = time.monotonic() + HANG_GUARD_S
+            answered = False
+            while not answered and process.poll() is None and time.monotonic() < deadline:
                 try:
-                    with urllib.request.urlopen(url + "/health", timeout=1) as answer:
-                        assert answer.status == 200
-                        break
+                    with urllib.request.urlopen(url + "/health", timeout=HANG_GUARD_S) as answer:
+                        answered = answer.status == 200
                 except OSError:
                     time.sleep(0.05)
             assert process.poll() is None, "the stub stopped on its closed stdout"
+            assert answered, f"the stub did not answer within {HANG_GUARD_S} s"
             time.sleep(0.3)
             assert process.poll() is None
         finally:
             process.terminate()
-            process.wait(timeout=5)
+            process.wait(timeout=HANG_GUARD_S)

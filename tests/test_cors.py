@@ -15,7 +15,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
-from conftest import AUTH, AiohttpClient, SpawnedStub
+from conftest import AUTH, HANG_GUARD_S, AiohttpClient, SpawnedStub
 from stub import StubConfig, create_app
 from stub.app import CLIENT_PLANES
 from stub.client import StubClient, WaitTimeout
@@ -23,6 +23,7 @@ from stub.client import models as client_models
 from stub.control.access import BadSetting, host_setting
 from stub.cors import DEFAULT_REQUEST_HEADERS, PREFLIGHT
 from stub.faults.modes import FaultMode
+from stub.wire import MAX_WAIT_MS
 
 Client = TestClient[Any, Any]
 PAGE = "http://localhost:5173"
@@ -175,7 +176,7 @@ class TestAPreflightIsNoClientRequest:
 
     async def test_a_wait_for_requests_counts_no_preflight(self, client: Client) -> None:
         await client.options("/ns/web/v1/flags/evaluate", headers=preflight_headers())
-        params = {"min": "1", "waitMs": "10000"}
+        params = {"min": "1", "waitMs": str(MAX_WAIT_MS)}  # the longest, never waited out
         waiting = asyncio.ensure_future(client.get("/ns/web/_test/requests", params=params))
         await asyncio.sleep(0.2)
         assert not waiting.done()  # the preflight is there, and counts for nothing
@@ -550,7 +551,7 @@ class TestTheControlClients:
             asked = urllib.request.Request(
                 control.url + EVALUATE, method="OPTIONS", headers=preflight_headers()
             )
-            with urllib.request.urlopen(asked, timeout=5) as answer:
+            with urllib.request.urlopen(asked, timeout=HANG_GUARD_S) as answer:
                 assert answer.status == 204
             with pytest.raises(WaitTimeout, match="got 0"):
                 control.wait_for_requests(1, timeout=0.3)

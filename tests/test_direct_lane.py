@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
-from conftest import AUTH, AiohttpClient
+from conftest import AUTH, HANG_GUARD_S, AiohttpClient
 from stub import StubConfig, create_app
 from stub.http.connection import door
 from stub.http.lane import DirectLane
@@ -80,7 +80,7 @@ async def exchange(client: TestClient[Any, Any], *parts: bytes, answers: int = 1
 
 
 async def _one_answer(reader: asyncio.StreamReader) -> bytes:
-    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), HANG_GUARD_S)
     length = int(re.search(rb"Content-Length: (\d+)", head)[1])  # type: ignore[index]
     return head + await reader.readexactly(length)
 

@@ -10,18 +10,43 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestClient
 
-from conftest import AUTH
+from conftest import AUTH, HANG_GUARD_S
 from raw_socket import raw_exchange
 from stub.faults.arming import SELECTORS
 from stub.faults.modes import FAULTS, MODE_PARAMETERS, FaultMode
+from stub.namespaces import NAMESPACES
 
 EVALUATE = "/v1/flags/evaluate"
 BODY = {"targetingKey": "u1", "flagKeys": ["new-checkout"]}
+NEVER_ENDING_DELAY_MS = 10 * HANG_GUARD_S * 1000
+"""A delay no test waits out: ten times the hang guard, so a request held by it that ends
+within `HANG_GUARD_S` was cut short, however slow the machine."""
 
 
 async def requests_log(client: TestClient[Any, Any]) -> list[dict[str, Any]]:
     log: list[dict[str, Any]] = (await (await client.get("/_test/requests")).json())["requests"]
     return log
+
+
+async def logged(client: TestClient[Any, Any]) -> list[dict[str, Any]]:
+    """The journal once it holds an entry. The wait is bounded only by `HANG_GUARD_S`, which
+    guards a hang (an entry that never comes) and is not a speed budget."""
+    deadline = time.monotonic() + HANG_GUARD_S
+    while not (log := await requests_log(client)):
+        assert time.monotonic() < deadline, f"no request logged within {HANG_GUARD_S} s"
+        await asyncio.sleep(0.05)
+    return log
+
+
+async def held(client: TestClient[Any, Any]) -> None:
+    """Returns once the in-process stub is serving a request (one a delay holds): what a test
+    of a request in flight waits for, rather than a sleep a busy machine can outlast.
+    `HANG_GUARD_S` guards a request that never arrives; it is not a speed budget."""
+    state = client.app[NAMESPACES].default
+    deadline = time.monotonic() + HANG_GUARD_S
+    while state.in_flight < 1:
+        assert time.monotonic() < deadline, f"no request in flight within {HANG_GUARD_S} s"
+        await asyncio.sleep(0.01)
 
 
 async def arm(client: TestClient[Any, Any], **document: Any) -> dict[str, Any]:
@@ -245,48 +270,67 @@ class TestDelay:
     async def test_a_delayed_request_never_blocks_others(
         self, client: TestClient[Any, Any]
     ) -> None:
+        # The delay is one no test waits out, and the other request is awaited with the hang guard
+        # only: had the delay blocked it, it would wait the delay out.
         slow = asyncio.ensure_future(
             client.post(
                 EVALUATE,
                 json=BODY,
-                headers={**AUTH, "X-Svc-Test-Fault": "delay", "X-Svc-Test-Delay-Ms": "1000"},
+                headers={
+                    **AUTH,
+                    "X-Svc-Test-Fault": "delay",
+                    "X-Svc-Test-Delay-Ms": str(NEVER_ENDING_DELAY_MS),
+                },
             )
         )
-        await asyncio.sleep(0.05)
-        started = time.monotonic()
-        assert await evaluate_status(client) == 200
-        assert time.monotonic() - started < 0.5
+        await held(client)
+        assert await asyncio.wait_for(evaluate_status(client), HANG_GUARD_S) == 200
         assert not slow.done()
-        (await slow).release()
+        slow.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await slow
 
     async def test_a_client_that_gave_up_during_the_delay_records_nothing(
         self, client: TestClient[Any, Any]
     ) -> None:
-        await arm(client, mode="delay", delayMs=300, applyTo="capture")
-        capture = client.post("/v1/capture", json={"events": [{"n": 1}]}, headers=AUTH)
-        with pytest.raises(asyncio.TimeoutError):
-            await asyncio.wait_for(capture, timeout=0.1)
-        await asyncio.sleep(0.4)
+        # The client gives up once the stub is serving the request, during a delay no test waits
+        # out, and the test waits for the request's journal entry: it comes only once the stub is
+        # done with the request.
+        await arm(client, mode="delay", delayMs=NEVER_ENDING_DELAY_MS, applyTo="capture")
+        capture = asyncio.ensure_future(
+            client.post("/v1/capture", json={"events": [{"n": 1}]}, headers=AUTH)
+        )
+        await held(client)
+        capture.cancel()  # the client gives up during the delay
+        with pytest.raises(asyncio.CancelledError):
+            await capture
+        (entry,) = await logged(client)
+        assert entry["status"] is None
         assert (await (await client.get("/_test/events")).json())["svcEvents"] == []
 
     async def test_a_client_that_leaves_ends_the_wait_at_once(
         self, client: TestClient[Any, Any]
     ) -> None:
-        await arm(client, mode="delay", delayMs=5000, applyTo="evaluate")
-        exchange_started = time.monotonic()
+        # The delay is ten times the hang guard, and its entry must come within the guard: proof
+        # the wait was cut short when the client left, yet no machine is too slow for it.
+        delay = str(NEVER_ENDING_DELAY_MS)
+        await arm(client, mode="delay", delayMs=NEVER_ENDING_DELAY_MS, applyTo="evaluate")
         exchange = await raw_exchange(
-            client, fault="delay", params={"Delay-Ms": "5000"}, read_timeout=0.2
+            client,
+            fault="delay",
+            params={"Delay-Ms": delay},
+            once_sent=lambda: held(client),
+            read_timeout=0.2,
         )
-        assert exchange.ending == "timeout"
-        while not await requests_log(client):
-            await asyncio.sleep(0.05)
-            assert time.monotonic() - exchange_started < 2, "the delay outlived its client"
-        (entry,) = await requests_log(client)
+        assert exchange.ending == "timeout"  # the client giving up: the thing tested
+        (entry,) = await logged(client)
         assert (entry["fault"]["mode"], entry["status"]) == ("delay", None)
 
     async def test_a_request_still_running_at_reset_is_not_logged_after_it(
         self, client: TestClient[Any, Any]
     ) -> None:
+        # The reset comes once the stub is serving the request (after a sleep, on a busy machine
+        # the request could arrive after the reset, and be logged).
         delayed = asyncio.ensure_future(
             client.post(
                 EVALUATE,
@@ -294,7 +338,7 @@ class TestDelay:
                 headers={**AUTH, "X-Svc-Test-Fault": "delay", "X-Svc-Test-Delay-Ms": "300"},
             )
         )
-        await asyncio.sleep(0.1)
+        await held(client)
         await client.post("/_test/reset")
         (await delayed).release()
         assert await requests_log(client) == []

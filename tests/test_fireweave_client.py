@@ -19,7 +19,7 @@ from fireweave import (
     RegisterTargetOptions,
 )
 
-from conftest import OpenFireweave, SpawnedStub, spawn_stub
+from conftest import HANG_GUARD_S, OpenFireweave, SpawnedStub, spawn_stub
 
 API_KEY = "fw-test-key-3b9d1c7e"
 GOOD_KEY = "good"
@@ -82,7 +82,7 @@ def svc_events(stub: SpawnedStub) -> list[dict[str, Any]]:
 
 
 def raw_get(stub: SpawnedStub, path: str) -> str:
-    with urllib.request.urlopen(stub.url + path, timeout=5) as response:
+    with urllib.request.urlopen(stub.url + path, timeout=HANG_GUARD_S) as response:
         text: str = response.read().decode()
         return text
 

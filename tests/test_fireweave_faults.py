@@ -23,7 +23,7 @@ from fireweave import (
     RegisterTargetOptions,
 )
 
-from conftest import OpenFireweave, SpawnedStub
+from conftest import HANG_GUARD_S, OpenFireweave, SpawnedStub
 
 API_KEY = "fw-test-key-faults"
 USER = EvaluationContext(targeting_key="user-1")
@@ -32,11 +32,16 @@ REAL_VALUE = "treatment-b"
 REAL_REASON = "SPLIT"
 DEFAULT = "caller-default"
 
-CLIENT_TIMEOUT_MS = 2000
-"""Roomy for faults that answer at once; a regression to a hang still fails fast."""
+CLIENT_TIMEOUT_MS = HANG_GUARD_S * 1000
+"""For faults that answer at once: it guards a hang (a regression to one still fails), and is
+not a speed budget (it was 2000 ms, which a busy 2-core machine can exceed)."""
 SHORT_TIMEOUT_MS = 300
 """For the faults that are meant to run into the client's timeout."""
-SETTLE_S = 5.0
+SETTLE_S = HANG_GUARD_S
+"""How long `recorded` waits for the entries a test expects: a guard against their never
+coming, not a speed budget (it was 5 s)."""
+NEVER_ENDING_DELAY_MS = 10 * HANG_GUARD_S * 1000
+"""A delay no test waits out: a client that returns within `HANG_GUARD_S` gave up on it."""
 
 
 @dataclass
@@ -186,12 +191,14 @@ class TestSlowAnswersTimeOut:
         self, live_stub: SpawnedStub, connect: Connect
     ) -> None:
         fw = connect(SHORT_TIMEOUT_MS)
-        armed = arm(live_stub, {"mode": "delay", "delayMs": 2000, "applyTo": "evaluate"})
+        # The delay is ten times the hang guard: a read back within the guard did not wait it out.
+        delay = {"mode": "delay", "delayMs": NEVER_ENDING_DELAY_MS, "applyTo": "evaluate"}
+        armed = arm(live_stub, delay)
         started = time.monotonic()
         decision = fw.read()
-        assert time.monotonic() - started < 1.5  # the client gave up; it did not wait 2 s
+        assert time.monotonic() - started < HANG_GUARD_S  # the client gave up
         assert_error_default(decision, "Timeout")
-        # Recorded when the delay ends: unanswered, because the client had gone by then.
+        # Recorded once the stub sees the client gone (it cuts the delay short): unanswered.
         entries = recorded(live_stub, 1)
         assert routes_and_statuses(entries) == [("evaluate", None)]
         assert entries[0]["fault"] == armed_provenance(armed, "delay")

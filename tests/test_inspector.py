@@ -17,6 +17,7 @@ from aiohttp.test_utils import TestClient
 from conftest import AUTH, AiohttpClient
 from stub import StubConfig, create_app
 from stub.namespaces import NAMESPACES
+from stub.wire import MAX_WAIT_MS
 
 EVALUATE = "/v1/flags/evaluate"
 CAPTURE = "/v1/capture"
@@ -31,6 +32,28 @@ async def unreadable(client: TestClient[Any, Any], headers: dict[str, str]) -> N
     """An evaluate whose answer a fault spoils: the client cannot read it, which is the point."""
     with pytest.raises(aiohttp.ClientError):
         await (await client.post(EVALUATE, json={}, headers=headers)).read()
+
+
+FEED_WAIT_MS = MAX_WAIT_MS
+"""A waiting page's `waitMs`, the longest the stub takes: one no test waits out."""
+FEED_GUARD_S = FEED_WAIT_MS / 1000 / 2
+"""How long a test awaits a waiting page that something it did must wake: well below its
+wait, so an answer within it was woken, not timed out. It guards a page never woken and is
+not a speed budget (it was 5 s against a 10 s wait, which a busy machine could exceed)."""
+
+
+async def watching(client: TestClient[Any, Any], namespace: str | None = None) -> None:
+    """Returns once a page waits on the feed of `namespace` (the default one if None): what a
+    test of a waiting page waits for, rather than a sleep a busy machine can outlast. The
+    bound guards a page that never comes to wait; it is not a speed budget."""
+    namespaces = client.app[NAMESPACES]
+    deadline = time.monotonic() + FEED_GUARD_S
+    while True:
+        state = namespaces.default if namespace is None else namespaces._named.get(namespace)
+        if state is not None and state.recorded._waiters:
+            return
+        assert time.monotonic() < deadline, "no page came to wait"
+        await asyncio.sleep(0.01)
 
 
 async def pasted(line: str) -> bytes:
@@ -408,11 +431,13 @@ class TestTheFeed:
         assert {f["key"] for f in first["flags"]} >= {"new-checkout"}
 
         since = first["cursor"]
-        waiting = asyncio.ensure_future(client.get(f"/_test/ui/feed?since={since}&waitMs=10000"))
-        await asyncio.sleep(0.3)
+        waiting = asyncio.ensure_future(
+            client.get(f"/_test/ui/feed?since={since}&waitMs={FEED_WAIT_MS}")
+        )
+        await watching(client)
         assert not waiting.done(), "answered with nothing new"
         await client.post(EVALUATE, json={"flagKeys": ["new-checkout"]}, headers=AUTH)
-        later = await json_of(await asyncio.wait_for(waiting, 5))
+        later = await json_of(await asyncio.wait_for(waiting, FEED_GUARD_S))
 
         assert later["fresh"] is False
         assert "flags" not in later
@@ -421,20 +446,24 @@ class TestTheFeed:
 
     async def test_arming_a_fault_wakes_a_waiting_page(self, client: TestClient[Any, Any]) -> None:
         since = (await json_of(await client.get("/_test/ui/feed")))["cursor"]
-        waiting = asyncio.ensure_future(client.get(f"/_test/ui/feed?since={since}&waitMs=10000"))
-        await asyncio.sleep(0.1)
+        waiting = asyncio.ensure_future(
+            client.get(f"/_test/ui/feed?since={since}&waitMs={FEED_WAIT_MS}")
+        )
+        await watching(client)
         await client.post("/_test/fault", json={"mode": "500", "applyTo": "evaluate"})
-        later = await json_of(await asyncio.wait_for(waiting, 5))
+        later = await json_of(await asyncio.wait_for(waiting, FEED_GUARD_S))
 
         assert [f["mode"] for f in later["faults"]] == ["500"]
         assert later["requests"] == []
 
     async def test_a_burst_is_one_answer(self, client: TestClient[Any, Any]) -> None:
         since = (await json_of(await client.get("/_test/ui/feed")))["cursor"]
-        waiting = asyncio.ensure_future(client.get(f"/_test/ui/feed?since={since}&waitMs=10000"))
-        await asyncio.sleep(0.1)
+        waiting = asyncio.ensure_future(
+            client.get(f"/_test/ui/feed?since={since}&waitMs={FEED_WAIT_MS}")
+        )
+        await watching(client)
         await asyncio.gather(*(client.post(CAPTURE, json={}, headers=AUTH) for _ in range(20)))
-        later = await json_of(await asyncio.wait_for(waiting, 5))
+        later = await json_of(await asyncio.wait_for(waiting, FEED_GUARD_S))
 
         assert len(later["requests"]) == 20
 
@@ -525,11 +554,11 @@ class TestTheFeed:
         await client.post("/_test/namespaces", json={"name": "gone"})
         since = (await json_of(await client.get("/ns/gone/_test/ui/feed")))["cursor"]
         waiting = asyncio.ensure_future(
-            client.get(f"/ns/gone/_test/ui/feed?since={since}&waitMs=10000")
+            client.get(f"/ns/gone/_test/ui/feed?since={since}&waitMs={FEED_WAIT_MS}")
         )
-        await asyncio.sleep(0.1)
+        await watching(client, "gone")
         await client.delete("/_test/namespaces/gone")
-        answer = await asyncio.wait_for(waiting, 5)
+        answer = await asyncio.wait_for(waiting, FEED_GUARD_S)
 
         assert answer.status == 410
         assert "while this page watched it" in (await answer.json())["message"]

@@ -27,7 +27,7 @@ from fireweave import EvaluationContext, FlagType
 from playwright.sync_api import Browser, Page, Route, expect
 
 from browsers import chromium, require_chromium
-from conftest import OpenFireweave, SpawnedStub, spawn_stub
+from conftest import HANG_GUARD_S, OpenFireweave, SpawnedStub, spawn_stub
 from stub.client import StubClient
 from stub.config import DEFAULT_PORT
 
@@ -514,7 +514,7 @@ def _differing_pixels(taken: _Picture, kept: _Picture) -> str | None:
 
 def _get(url: str) -> None:
     try:
-        urllib.request.urlopen(url, timeout=5).close()
+        urllib.request.urlopen(url, timeout=HANG_GUARD_S).close()
     except urllib.error.HTTPError as answer:
         answer.close()
 
@@ -523,7 +523,7 @@ def _post(url: str, body: Any) -> None:
     request = urllib.request.Request(
         url, data=json.dumps(body).encode(), headers={"Authorization": "Bearer fw-key"}
     )
-    urllib.request.urlopen(request, timeout=5).close()
+    urllib.request.urlopen(request, timeout=HANG_GUARD_S).close()
 
 
 def test_a_page_opened_before_its_namespace_waits_for_it(

@@ -18,7 +18,7 @@ from aiohttp.test_utils import TestClient
 from fireweave import RegisterTargetOptions
 from posthog import Posthog
 
-from conftest import AiohttpClient, OpenFireweave, SpawnedStub
+from conftest import HANG_GUARD_S, AiohttpClient, OpenFireweave, SpawnedStub
 from stub import StubConfig, create_app
 from stub.client import StubClient
 from stub.control.journal import RENDERED_AT_ONCE, rendered_in_turns
@@ -187,7 +187,7 @@ def register(url: str) -> tuple[int, int]:
         headers={"Authorization": "Bearer project-api-key_journal"},
     )
     try:
-        with urllib.request.urlopen(request, timeout=5) as answer:
+        with urllib.request.urlopen(request, timeout=HANG_GUARD_S) as answer:
             return answer.status, 0
     except urllib.error.HTTPError as error:
         with error:

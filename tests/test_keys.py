@@ -16,7 +16,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
-from conftest import AiohttpClient, SpawnedStub, one_line, run_stub, spawn_stub
+from conftest import HANG_GUARD_S, AiohttpClient, SpawnedStub, one_line, run_stub, spawn_stub
 from stub import (
     FixtureError,
     FixtureSet,
@@ -633,7 +633,7 @@ def post(stub: SpawnedStub, path: str, body: object, key: str | None = None) -> 
     auth = {"Authorization": f"Bearer {key}"} if key is not None else {}
     request = urllib.request.Request(stub.url + path, data=json.dumps(body).encode(), headers=auth)
     try:
-        with urllib.request.urlopen(request, timeout=5) as response:
+        with urllib.request.urlopen(request, timeout=HANG_GUARD_S) as response:
             return response.status, json.load(response)
     except urllib.error.HTTPError as error:
         with error:

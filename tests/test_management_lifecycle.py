@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from conftest import SpawnedStub, spawn_stub
+from conftest import HANG_GUARD_S, SpawnedStub, spawn_stub
 
 SEED = Path(__file__).parent / "fixtures" / "management.yaml"
 Json = dict[str, Any]
@@ -49,7 +49,7 @@ class InfraClient:
             self.endpoint + path, data=data, method=method, headers=headers
         )
         try:
-            with urllib.request.urlopen(request, timeout=10) as response:
+            with urllib.request.urlopen(request, timeout=HANG_GUARD_S) as response:
                 return json.load(response)
         except urllib.error.HTTPError as exc:
             with exc:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import time
 from typing import Any
 
 import pytest
@@ -15,11 +16,30 @@ from aiohttp.test_utils import TestClient
 from conftest import AUTH, AiohttpClient
 from stub import StubConfig, create_app
 from stub.http.connection import REQUEST_FACTORY as HOOK
+from stub.namespaces import NAMESPACES
+from stub.wire import MAX_WAIT_MS
 
 Client = TestClient[Any, Any]
 ORG_KEY = {"Authorization": "Bearer svc_org_default"}
 EVALUATE = {"targetingKey": "u1", "flagKeys": ["new-checkout"]}
 CAPTURE = {"events": [{"type": "signal", "targetingKey": "u1", "name": "n"}]}
+LONG_WAIT_MS = MAX_WAIT_MS
+"""A long poll's `waitMs`, the longest the stub takes: one no test waits out."""
+LONG_POLL_GUARD_S = LONG_WAIT_MS / 1000 / 2
+"""How long a test awaits a long poll that something it did must end: well below its wait,
+so an answer within it was woken, not timed out. It guards a poll never woken and is not a
+speed budget (it was 5 s against a 5 s wait, which a busy machine could exceed)."""
+
+
+async def polled(client: Client, namespace: str) -> None:
+    """Returns once a long poll waits in `namespace`: what a test of a waiting poll waits
+    for, rather than a sleep a busy machine can outlast. The bound guards a poll that never
+    comes to wait; it is not a speed budget."""
+    namespaces = client.app[NAMESPACES]
+    deadline = time.monotonic() + LONG_POLL_GUARD_S
+    while (state := namespaces._named.get(namespace)) is None or not state.recorded._waiters:
+        assert time.monotonic() < deadline, f"no long poll came to wait in {namespace!r}"
+        await asyncio.sleep(0.01)
 
 
 async def stub_with(aiohttp_client: AiohttpClient, **settings: Any) -> Client:
@@ -150,16 +170,16 @@ class TestIsolation:
         self, client: Client
     ) -> None:
         waiting = asyncio.ensure_future(
-            json_of(client, "GET", "/ns/a/_test/events?minSvcEvents=1&waitMs=5000")
+            json_of(client, "GET", f"/ns/a/_test/events?minSvcEvents=1&waitMs={LONG_WAIT_MS}")
         )
-        await asyncio.sleep(0.05)
+        await polled(client, "a")
         async with client.post("/ns/b/v1/capture", json=CAPTURE, headers=AUTH):
             pass
         await asyncio.sleep(0.05)
         assert not waiting.done()
         async with client.post("/ns/a/v1/capture", json=CAPTURE, headers=AUTH):
             pass
-        _, body = await asyncio.wait_for(waiting, 5)
+        _, body = await asyncio.wait_for(waiting, LONG_POLL_GUARD_S)
         assert body["svcEvents"] == CAPTURE["events"]
 
 
@@ -493,16 +513,16 @@ class TestEviction:
         async with client.post("/ns/waited/v1/capture", json=three, headers=AUTH):
             pass
         waiting = asyncio.ensure_future(
-            json_of(client, "GET", "/ns/waited/_test/events?minTargets=1&waitMs=5000")
+            json_of(client, "GET", f"/ns/waited/_test/events?minTargets=1&waitMs={LONG_WAIT_MS}")
         )
-        await asyncio.sleep(0.05)
+        await polled(client, "waited")
         assert await evaluate(client, "/ns/other") == 200  # over the bound: sheds what it can
         _, listed = await json_of(client, "GET", "/_test/namespaces")
         assert [n["name"] for n in listed["namespaces"]] == ["default", "waited", "other"]
         target = {"targetingKey": "t"}
         async with client.post("/ns/waited/v1/targets/register", json=target, headers=AUTH):
             pass
-        status, body = await asyncio.wait_for(waiting, 5)
+        status, body = await asyncio.wait_for(waiting, LONG_POLL_GUARD_S)
         assert (status, body["targets"]) == (200, [target])
 
     async def test_each_named_namespace_keeps_its_own_recording_bound(

@@ -22,7 +22,7 @@ from posthog import Posthog
 from posthog.request import APIError
 from posthog.types import FlagValue
 
-from conftest import SpawnedStub
+from conftest import HANG_GUARD_S, SpawnedStub
 
 PROJECT_KEY = "phc_test"
 SECRET_KEY = "phs_secret"
@@ -163,8 +163,9 @@ def routes_other_than_batch(stub: SpawnedStub) -> list[str]:
 def recorded_eventually(
     stub: SpawnedStub, route: str, count: int
 ) -> list[tuple[int | None, str | None]]:
-    """For faults that never answer: the stub records them once it sees the client leave."""
-    deadline = time.monotonic() + 3
+    """For faults that never answer: the stub records them once it sees the client leave.
+    HANG_GUARD_S (was 3 s) guards entries that never come; it is not a speed budget."""
+    deadline = time.monotonic() + HANG_GUARD_S
     while True:
         entries = recorded(stub, route)
         if len(entries) >= count or time.monotonic() > deadline:

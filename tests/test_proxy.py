@@ -23,6 +23,7 @@ from aiohttp import web
 from fireweave import EvaluationContext, FlagType
 
 from conftest import (
+    HANG_GUARD_S,
     SERVICE_RUNTIME_KEY,
     SERVICE_VENDOR_KEY,
     AiohttpClient,
@@ -61,7 +62,7 @@ def request(
     data = None if body is None else json.dumps(body).encode()
     sent = urllib.request.Request(url, data=data, headers=headers or {}, method=method)
     try:
-        with urllib.request.urlopen(sent, timeout=10) as answer:
+        with urllib.request.urlopen(sent, timeout=HANG_GUARD_S) as answer:
             return answer.status, json.load(answer)
     except urllib.error.HTTPError as refused:
         with refused:
@@ -214,7 +215,7 @@ class TestForwarding:
 def raw_request(url: str, method: str, target: str, headers: dict[str, str]) -> int:
     """A request whose target is sent byte for byte (no client normalises it)."""
     host, port = url.removeprefix("http://").split(":")
-    connection = http.client.HTTPConnection(host, int(port), timeout=10)
+    connection = http.client.HTTPConnection(host, int(port), timeout=HANG_GUARD_S)
     try:
         connection.request(method, target, body=json.dumps(EVALUATE), headers=headers)
         answer = connection.getresponse()
@@ -262,7 +263,7 @@ class TestWhatReachesTheUpstream:
     ) -> None:
         upstream.post("/_test/fault", {"mode": "hang", "applyTo": "evaluate", "ttlRequests": 1})
         assert outcome(proxy.url, open_fireweave)[2] == "Timeout"
-        (through,) = StubClient(proxy.url).wait_for_requests(1, timeout=5)
+        (through,) = StubClient(proxy.url).wait_for_requests(1, timeout=HANG_GUARD_S)
         assert (through.status, through.client_gone, through.upstream_status) == (
             None,
             True,
@@ -308,8 +309,9 @@ def outcome(url: str, open_fireweave: OpenFireweave) -> tuple[Any, ...]:
 
 
 def settle(stub: SpawnedStub) -> None:
-    """A request the client gave up on is recorded once its handler ends."""
-    deadline = time.monotonic() + 5
+    """A request the client gave up on is recorded once its handler ends. HANG_GUARD_S (was
+    5 s) guards an entry that never comes; it is not a speed budget."""
+    deadline = time.monotonic() + HANG_GUARD_S
     while not stub.get("/_test/requests")["requests"] and time.monotonic() < deadline:
         time.sleep(0.02)
 
@@ -331,7 +333,7 @@ class TestFaultsOnTheRealAnswer:
 
     def test_truncated_cuts_the_real_answer(self, proxy: SpawnedStub) -> None:
         host, port = proxy.url.removeprefix("http://").split(":")
-        connection = http.client.HTTPConnection(host, int(port), timeout=5)
+        connection = http.client.HTTPConnection(host, int(port), timeout=HANG_GUARD_S)
         headers = {**bearer(KEY), "X-Svc-Test-Fault": "truncated"}
         connection.request("POST", "/v1/flags/evaluate", json.dumps(EVALUATE), headers)
         answer = connection.getresponse()
@@ -346,7 +348,7 @@ class TestFaultsOnTheRealAnswer:
         sent = urllib.request.Request(
             proxy.url + "/v1/flags/evaluate", json.dumps(EVALUATE).encode(), headers
         )
-        with urllib.request.urlopen(sent, timeout=5) as answer:
+        with urllib.request.urlopen(sent, timeout=HANG_GUARD_S) as answer:
             body = answer.read()
         assert body.startswith(b"{not-json ")
         assert json.loads(body.removeprefix(b"{not-json "))["decisions"][0]["value"] == (
@@ -549,7 +551,7 @@ async def raw_exchange(url: str, target: str, headers: dict[str, str]) -> bytes:
     lines = [f"POST {target} HTTP/1.1", *(f"{k}: {v}" for k, v in sent.items())]
     writer.write(("\r\n".join(lines) + "\r\n\r\n" + json.dumps(EVALUATE)).encode())
     try:
-        return await asyncio.wait_for(reader.read(), timeout=5)
+        return await asyncio.wait_for(reader.read(), timeout=HANG_GUARD_S)
     finally:
         writer.close()
 
@@ -669,7 +671,7 @@ class LargeAnswers:
         self.first_halves_sent += 1
         if self.first_halves_sent == self.together:
             self.all_started.set()
-        await asyncio.wait_for(self.all_started.wait(), 5)
+        await asyncio.wait_for(self.all_started.wait(), HANG_GUARD_S)
         await asyncio.sleep(0.2)  # the proxy has read every first half by now
         writer.write(body[-400:])
         await writer.drain()

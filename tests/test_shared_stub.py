@@ -19,10 +19,20 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
-from conftest import AUTH, AiohttpClient, SpawnedStub, one_line, run_stub, spawn_stub
+from conftest import (
+    AUTH,
+    HANG_GUARD_S,
+    AiohttpClient,
+    SpawnedStub,
+    one_line,
+    run_stub,
+    spawn_stub,
+)
 from stub import StubConfig, create_app
 from stub.client import StubClient
 from stub.fixtures import collection_paused
+from stub.namespaces import NAMESPACES
+from stub.wire import MAX_WAIT_MS
 
 Client = TestClient[Any, Any]
 YAML = {"Content-Type": "application/yaml"}
@@ -83,6 +93,27 @@ def held_in_flight(client: Client, namespace: str) -> asyncio.Future[tuple[int, 
     return asyncio.ensure_future(json_of(client, "POST", path, json=CAPTURE, headers=DELAYED))
 
 
+async def serving(client: Client, namespace: str) -> None:
+    """Returns once the in-process stub is serving a request in `namespace`, or holding a
+    long poll of it: what a test of a namespace in use waits for, rather than a sleep a busy
+    machine can outlast. `HANG_GUARD_S` guards a request that never arrives; it is not a
+    speed budget."""
+    namespaces = client.app[NAMESPACES]
+    deadline = time.monotonic() + HANG_GUARD_S
+    while (state := namespaces._named.get(namespace)) is None or not (
+        state.in_flight or state.recorded._waiters
+    ):
+        assert time.monotonic() < deadline, f"nothing in flight in {namespace!r}"
+        await asyncio.sleep(0.01)
+
+
+LONG_WAIT_MS = MAX_WAIT_MS
+"""A long poll's `waitMs`, the longest the stub takes, that no test waits out."""
+LONG_POLL_GUARD_S = LONG_WAIT_MS / 1000 / 2
+"""How long a test awaits a long poll that something it did must end: a guard against a
+hang (a poll that waits out its `waitMs`), well below that wait and not a speed budget."""
+
+
 async def names(client: Client) -> list[str]:
     _, listed = await json_of(client, "GET", "/_test/namespaces")
     return [namespace["name"] for namespace in listed["namespaces"]]
@@ -116,9 +147,9 @@ class TestFixtureDocumentBounds:
         path.write_text("flags: {kept: {type: boolean, value: true}}", encoding="utf-8")
         with spawn_stub("--fixtures", str(path), "--watch", read_log=False) as stub:
             path.write_text(ALIAS_BOMB, encoding="utf-8")
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + HANG_GUARD_S  # guards a hang, not speed
             while (served := stub.get("/_test/fixtures"))["reloadError"] is None:
-                assert time.monotonic() < deadline
+                assert time.monotonic() < deadline, f"no reload error within {HANG_GUARD_S} s"
                 time.sleep(0.05)
             assert "its aliases expand it" in served["reloadError"]
             assert served["flags"] == ["kept"]
@@ -155,18 +186,22 @@ class TestFixtureDocumentBounds:
 
     def test_a_stop_does_not_wait_for_documents_being_parsed(self) -> None:
         """Eight large documents, parsed one at a time, would take a dozen seconds or more;
-        the stop comes long before, however loaded the machine."""
+        the stop comes before they are all parsed, however loaded the machine."""
+        # The claim: the stub exits before it has answered every upload, which it would have had it
+        # waited for them. HANG_GUARD_S guards a stop that hangs; it is not a speed budget.
         with (
             spawn_stub("--max-body-bytes", str(4 << 20), read_log=False) as stub,
             contextlib.ExitStack() as uploads,
         ):
-            for _ in range(8):
+            connections = [
                 uploads.enter_context(open_upload(stub.url, "/_test/fixtures", LARGE_DOCUMENT))
-            time.sleep(0.3)
-            began = time.monotonic()
+                for _ in range(8)
+            ]
+            time.sleep(0.3)  # the stub is reading them (if not yet, this proves less)
             stub.process.terminate()
-            assert stub.process.wait(timeout=30) == 0
-            assert time.monotonic() - began < 8
+            assert stub.process.wait(timeout=HANG_GUARD_S) == 0
+            answered = [connection for connection in connections if answer_of(connection)]
+            assert len(answered) < len(connections), "the stop waited for every document"
 
     def test_other_requests_are_answered_while_a_large_document_is_parsed(self) -> None:
         document = LARGE_DOCUMENT
@@ -192,6 +227,15 @@ def open_upload(url: str, path: str, document: bytes) -> socket.socket:
     )
     connection.sendall(head.encode() + document)
     return connection
+
+
+def answer_of(connection: socket.socket) -> bytes:
+    """What an upload's connection was answered, read once the stub has exited: an answer's
+    first bytes, or nothing for a connection closed (or reset) unanswered."""
+    try:
+        return connection.recv(65536)
+    except OSError:
+        return b""
 
 
 class TestCollectorPausedWhileADocumentIsBuilt:
@@ -227,16 +271,16 @@ class TestEvictionSparesNamespacesInUse:
     ) -> None:
         client = await aiohttp_client(create_app(StubConfig(max_namespaces=2)))
         polled = asyncio.ensure_future(
-            json_of(client, "GET", "/ns/polled/_test/events?minSvcEvents=1&waitMs=5000")
+            json_of(client, "GET", f"/ns/polled/_test/events?minSvcEvents=1&waitMs={LONG_WAIT_MS}")
         )
-        await asyncio.sleep(0.05)
+        await serving(client, "polled")
         for name in ("a", "b", "c"):  # each creation is over the bound of 2
             async with client.post(f"/ns/{name}/v1/flags/evaluate", json=EVALUATE, headers=AUTH):
                 pass
         assert "polled" in await names(client)
         async with client.post("/ns/polled/v1/capture", json=CAPTURE, headers=AUTH) as answer:
             assert answer.status == 200
-        status, body = await asyncio.wait_for(polled, 5)
+        status, body = await asyncio.wait_for(polled, LONG_POLL_GUARD_S)
         assert (status, body["svcEvents"]) == (200, CAPTURE["events"])
 
     async def test_a_namespace_serving_a_request_outlives_the_count_bound(
@@ -244,7 +288,7 @@ class TestEvictionSparesNamespacesInUse:
     ) -> None:
         client = await aiohttp_client(create_app(StubConfig(max_namespaces=2)))
         capture = held_in_flight(client, "busy")
-        await asyncio.sleep(0.05)
+        await serving(client, "busy")
         for name in ("a", "b", "c"):
             async with client.post(f"/ns/{name}/v1/flags/evaluate", json=EVALUATE, headers=AUTH):
                 pass
@@ -259,7 +303,7 @@ class TestEvictionSparesNamespacesInUse:
     ) -> None:
         client = await aiohttp_client(create_app(StubConfig(max_namespaces=1)))
         capture = held_in_flight(client, "one")
-        await asyncio.sleep(0.05)
+        await serving(client, "one")
         async with client.post("/ns/two/v1/flags/evaluate", json=EVALUATE, headers=AUTH):
             pass
         assert await names(client) == ["default", "one", "two"]
@@ -278,7 +322,7 @@ class TestEvictionSparesNamespacesInUse:
         async with client.post("/ns/busy/v1/capture", json=three, headers=AUTH):
             pass  # four entries: over the bound of 3
         capture = held_in_flight(client, "busy")
-        await asyncio.sleep(0.05)
+        await serving(client, "busy")
         async with client.post("/ns/other/v1/flags/evaluate", json=EVALUATE, headers=AUTH):
             pass
         assert (await capture)[0] == 200
@@ -292,17 +336,22 @@ class TestDeletingANamespaceEndsItsWaits:
     )
     @pytest.mark.parametrize(
         "wait",
-        ["/_test/events?minSvcEvents=1&waitMs=30000", "/_test/requests?min=1&waitMs=30000"],
+        [
+            f"/_test/events?minSvcEvents=1&waitMs={LONG_WAIT_MS}",
+            f"/_test/requests?min=1&waitMs={LONG_WAIT_MS}",
+        ],
         ids=["events", "requests"],
     )
     async def test_its_long_polls_end_at_once_with_a_410_that_says_so(
         self, client: Client, deletion: str, wait: str
     ) -> None:
         await json_of(client, "POST", "/_test/namespaces", json={"name": "t-1"})
+        # The wait is the longest the stub takes and must end within half of it: proof that the
+        # deletion ended it, yet no machine is too slow for it.
         waiting = asyncio.ensure_future(json_of(client, "GET", "/ns/t-1" + wait))
-        await asyncio.sleep(0.05)
+        await serving(client, "t-1")
         assert (await json_of(client, "DELETE", deletion))[0] == 200
-        status, body = await asyncio.wait_for(waiting, 5)  # not the 30 s it asked for
+        status, body = await asyncio.wait_for(waiting, LONG_POLL_GUARD_S)  # not its whole wait
         assert (status, body["error"]) == (410, "NAMESPACE_GONE")
         assert body["message"] == (
             f"namespace 't-1' was deleted (DELETE {deletion}) while this request waited"
@@ -327,7 +376,7 @@ def abandon(url: str, path: str, headers: dict[str, str]) -> None:
     host, port = url.removeprefix("http://").split(":")
     lines = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
     head = f"POST {path} HTTP/1.1\r\nHost: {host}\r\n{lines}Content-Length: 1000\r\n\r\n"
-    with socket.create_connection((host, int(port)), timeout=5) as connection:
+    with socket.create_connection((host, int(port)), timeout=HANG_GUARD_S) as connection:
         connection.sendall(head.encode() + b'{"events": [')
         time.sleep(0.05)  # the stub is reading the body when the client goes
 
@@ -344,9 +393,11 @@ class TestDeletedWhileItsDocumentIsParsed:
                 headers=YAML,
             )
         )
-        await asyncio.sleep(0.3)
+        # The DELETE comes once the upload is under way (after a sleep, on a busy machine it could
+        # come before namespace z existed).
+        await serving(client, "z")
         assert (await json_of(client, "DELETE", "/_test/namespaces/z"))[0] == 200
-        status, body = await asyncio.wait_for(posting, 30)
+        status, body = await asyncio.wait_for(posting, HANG_GUARD_S)
         assert (status, body["error"]) == (410, "NAMESPACE_GONE")
         assert await names(client) == ["default"]
 
@@ -357,13 +408,13 @@ class TestAbandonedUploads:
             control = StubClient(stub.url)
             for count, (path, headers) in enumerate(BODY_ROUTES, start=1):
                 abandon(stub.url, path, headers)
-                recorded = control.wait_for_requests(count, timeout=5)
+                recorded = control.wait_for_requests(count, timeout=HANG_GUARD_S)
                 assert [(r.status, r.client_gone) for r in recorded][-1] == (None, True), path
             abandon(stub.url, "/_test/fixtures", {})
             assert stub.post("/_test/fixtures", {"flags": {}}) == {"ok": True, "flags": []}
             assert len(control.requests()) == len(BODY_ROUTES)  # each once, none twice
             stub.process.terminate()
-            stub.process.wait(5)
+            stub.process.wait(HANG_GUARD_S)
             assert stub.process.stderr is not None
             log = stub.process.stderr.read()
         assert "Traceback" not in log

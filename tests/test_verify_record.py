@@ -27,6 +27,7 @@ from fireweave import EvaluationContext, FlagType
 
 import foreign_upstream
 from conftest import (
+    HANG_GUARD_S,
     SERVICE_RUNTIME_KEY,
     SERVICE_VENDOR_KEY,
     OpenFireweave,
@@ -158,7 +159,7 @@ class TestRecord:
 
 def served_json(url: str, key: str) -> Any:
     request = urllib.request.Request(url, headers={"Authorization": f"Bearer {key}"})
-    with urllib.request.urlopen(request, timeout=5) as answer:
+    with urllib.request.urlopen(request, timeout=HANG_GUARD_S) as answer:
         return json.load(answer)
 
 
@@ -698,7 +699,9 @@ class TestNoDotSegmentReachesTheUpstream:
         self, foreign: ForeignUpstream, target: str
     ) -> None:
         with spawn_stub("--upstream", foreign.url + "/prefix", read_log=False) as proxy:
-            connection = http.client.HTTPConnection(proxy.url.removeprefix("http://"), timeout=5)
+            connection = http.client.HTTPConnection(
+                proxy.url.removeprefix("http://"), timeout=HANG_GUARD_S
+            )
             try:
                 connection.request("GET", target, headers={"Authorization": "Bearer k"})
                 answer = connection.getresponse()

@@ -16,7 +16,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 from fireweave import EvaluationContext
 
-from conftest import AUTH, AiohttpClient, OpenFireweave, spawn_stub
+from conftest import AUTH, HANG_GUARD_S, AiohttpClient, OpenFireweave, spawn_stub
 from stub import StubConfig, create_app
 from stub.watch import stamps
 
@@ -51,10 +51,12 @@ async def served_values(client: TestClient[Any, Any], prefix: str = "") -> set[s
     return {decision["value"] for decision in (await answer.json())["decisions"]}
 
 
-async def until(check: Callable[[], Any], timeout_s: float = 10.0) -> None:
+async def until(check: Callable[[], Any], timeout_s: float = HANG_GUARD_S) -> None:
+    """Returns once `check()` holds. `timeout_s` (was 10 s) guards a watcher that never acts;
+    it is not a speed budget."""
     deadline = time.monotonic() + timeout_s
     while not await check():
-        assert time.monotonic() < deadline, "the watcher did not act within 10 s"
+        assert time.monotonic() < deadline, f"the watcher did not act within {timeout_s} s"
         await asyncio.sleep(0.05)
 
 
@@ -295,12 +297,12 @@ class TestCommand:
     def test_the_spawned_stub_logs_each_refusal_as_one_line(self, fixture_file: Path) -> None:
         with spawn_stub("--fixtures", str(fixture_file), "--watch") as stub:
             fixture_file.write_text("flags:\n  a: {type: string}\n")
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + HANG_GUARD_S  # guards a hang only
             while stub.get("/_test/fixtures")["reloadError"] is None:
                 assert time.monotonic() < deadline
                 time.sleep(0.05)
             stub.process.terminate()
-            _, log = stub.process.communicate(timeout=10)
+            _, log = stub.process.communicate(timeout=HANG_GUARD_S)
         assert log.splitlines() == [
             "svc-stub ERROR fixtures not reloaded, the previous set is still served: "
             f"{fixture_file}: flags.a.value: required"
@@ -316,7 +318,7 @@ class TestCommand:
             read = client.control_points.get_string_value
             assert read(FLAGS[7], "default", user) == "v1"
             fixture_file.write_text(fixture_text("edited"))
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + HANG_GUARD_S  # guards a hang only
             while stub.get("/_test/fixtures")["reloads"] < 1:
                 assert time.monotonic() < deadline
                 time.sleep(0.05)
