@@ -117,12 +117,11 @@ def admit_organisation(state: StubState, token: str, route: str) -> Principal:
 
 def admitting(answer: Handler, route: RouteDeclaration, plane: Admits) -> Handler:
     """`answer`, behind the keys `route` declares, each admitted in turn (`also`, then `key`,
-    the one charged): a route keyed by
-    its body has that body read as a JSON object first (a 400 before the 401), and its
-    answer reads it under `ADMITTED_BODY`; any other is admitted before its body is read (a
-    401 before a 400, as the service answers). A warning goes to the pipeline, which says it
-    on the answer. The management plane's routes are admitted by their organisation token
-    instead, and read its principal under `PRINCIPAL`."""
+    the one charged): a route keyed by its body has that body read as a JSON object first (a
+    400 before the 401), and its answer reads it under `ADMITTED_BODY`; any other is admitted
+    before its body is read (a 401 before a 400, as the service answers). A warning goes to
+    the pipeline, which says it on the answer. The management plane's routes are admitted by
+    their organisation token instead, and read its principal under `PRINCIPAL`."""
     if plane == "management":
         return _admitting_organisation(answer, route.name)
     checks = (*((source, False) for source in route.also), (route.key, True))
@@ -146,6 +145,8 @@ def admitting(answer: Handler, route: RouteDeclaration, plane: Admits) -> Handle
 
 
 def _admitting_organisation(answer: Handler, route: str) -> Handler:
+    """`answer`, behind a management token allowed to call the route named `route`."""
+
     async def admitted(request: web.Request) -> web.StreamResponse:
         state = request[REQUEST_STATE]
         request[PRINCIPAL] = admit_organisation(state, bearer_token(request), route)
