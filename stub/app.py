@@ -8,7 +8,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from stub.config import StubConfig
-from stub.control import namespace_routes
+from stub.control import checks, namespace_routes
 from stub.control import routes as control
 from stub.control.access import ControlAccess
 from stub.cors import ORIGIN, REQUEST_METHOD, allow_any_origin, is_preflight, preflight_answer
@@ -79,7 +79,7 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
                     _add(app, paths, method, spelling, handler, plane)
             if forward is None:
                 answered_directly.update(_answered_directly(routes, spellings))
-    for table in (control.routes, namespace_routes.routes, inspector.routes):
+    for table in (control.routes, checks.routes, namespace_routes.routes, inspector.routes):
         for route in route_defs(table):
             handler = route.handler
             name = route.kwargs["name"]

@@ -32,8 +32,8 @@ from stub.config import (
     is_loopback,
 )
 from stub.control.access import BadSetting, host_setting, origin_setting
-from stub.http.listener import ListenError, is_running, serve
-from stub.process import ready_line
+from stub.http.listener import ListenError, serve
+from stub.process import is_running, ready_line
 from stub.rate_limit import is_rate
 from stub.upstream.transport import UpstreamError, tls_context, upstream_of
 from stub.validation import FixtureError
@@ -400,6 +400,11 @@ def main(argv: list[str] | None = None) -> None:
         from stub.conformance.commands import main as conformance
 
         conformance(args[1:])
+        return
+    if args[:1] == ["shared"]:  # the run's one stub, for test runners in any language
+        from stub.testing.shared import main as shared
+
+        shared(args[1:])
         return
     if args[:1] == ["check"]:
         _check(args[1:])

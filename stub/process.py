@@ -9,6 +9,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import IO, Any
 
 READY_PREFIX = "svc-stub listening on "
@@ -126,3 +127,23 @@ def _stop(process: subprocess.Popen[str], timeout_s: float = 5.0) -> int:
         if stream is not None:
             stream.close()
     return process.returncode
+
+
+def is_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # no signal sent: only whether the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's, but there
+    return not _is_zombie(pid)
+
+
+def _is_zombie(pid: int) -> bool:
+    """Ended, but not yet reaped by its parent (a run killed under a parent that has not
+    waited for it): signal 0 still finds it, Linux's /proc says it is over."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False  # no /proc (macOS): signal 0's answer stands
+    return stat.rpartition(")")[2].split()[0] == "Z"  # the state follows the command's name

@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import json
 import pickle
+import re
 import socket
 import threading
 import time
@@ -17,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fireweave import EvaluationContext
 
-from conftest import HANG_GUARD_S, SpawnedStub, spawn_stub
+from conftest import HANG_GUARD_S, OpenFireweave, SpawnedStub, spawn_stub
 from stub.client import (
     DEFAULT_WAIT_S,
     ArmedFault,
@@ -1136,8 +1138,8 @@ class TestAssertions:
         with pytest.raises(AssertionError) as caught:
             stub.assert_exposure("checkout-v2", "user-1", variant="control")
         assert str(caught.value) == (
-            "no exposure with flagKey='checkout-v2', targetingKey='user-1', variant='control'; "
-            f"exposures recorded:\n{json.dumps([EXPOSURE], indent=2)}"
+            "no exposure of checkout-v2 for user-1 (variant control); exposures recorded:\n"
+            "  checkout-v2 for user-1: variant treatment-b"
         )
 
     def test_assert_exposure_for_another_user_fails(
@@ -1147,8 +1149,8 @@ class TestAssertions:
         with pytest.raises(AssertionError) as caught:
             stub.assert_exposure("checkout-v2", "user-2")
         assert str(caught.value) == (
-            "no exposure with flagKey='checkout-v2', targetingKey='user-2'; "
-            f"exposures recorded:\n{json.dumps([EXPOSURE], indent=2)}"
+            "no exposure of checkout-v2 for user-2; exposures recorded:\n"
+            "  checkout-v2 for user-1: variant treatment-b"
         )
 
     def test_an_event_that_is_not_an_exposure_does_not_count(
@@ -1158,8 +1160,7 @@ class TestAssertions:
         with pytest.raises(AssertionError) as caught:
             stub.assert_exposure("checkout-v2", "user-1")
         assert str(caught.value) == (
-            "no exposure with flagKey='checkout-v2', targetingKey='user-1'; "
-            "exposures recorded:\n(none)"
+            "no exposure of checkout-v2 for user-1; exposures recorded:\n  (none)"
         )
 
     def test_assert_no_request_passes_when_nothing_hit_the_route(
@@ -1192,8 +1193,8 @@ class TestAssertions:
         with pytest.raises(AssertionError) as caught:
             await astub.assert_exposure("pricing-page", "user-1")
         assert str(caught.value) == (
-            "no exposure with flagKey='pricing-page', targetingKey='user-1'; "
-            f"exposures recorded:\n{json.dumps([EXPOSURE], indent=2)}"
+            "no exposure of pricing-page for user-1; exposures recorded:\n"
+            "  checkout-v2 for user-1: variant treatment-b"
         )
 
     async def test_async_assert_no_request_passes_and_fails_listing_the_requests(
@@ -1332,3 +1333,44 @@ class TestNamespaces:
             StubClient("http://127.0.0.1:1", namespace="a/b")
         with pytest.raises(ValueError, match=r"delete_namespace\(\): name a namespace"):
             StubClient("http://127.0.0.1:1").delete_namespace()
+
+
+class TestOneJournalReadTheSameEverywhere:
+    def test_a_recorded_body_is_text_and_json_in_one_call(self, stub: StubClient) -> None:
+        capture(stub.url, exposure("checkout-v2", "user-1", "treatment-b"))
+        (sent,) = stub.requests("capture")
+        assert sent.json() == {"events": [exposure("checkout-v2", "user-1", "treatment-b")]}
+        assert sent.text is not None
+        assert json.loads(sent.text) == sent.json()
+
+    def test_a_request_without_a_body_says_so_when_read_as_json(self, stub: StubClient) -> None:
+        with pytest.raises(urllib.error.HTTPError):  # a 401, recorded like any answer
+            urllib.request.urlopen(stub.url + "/flags/definitions", timeout=HANG_GUARD_S)
+        (sent,) = stub.requests("definitions")
+        assert sent.text is None
+        no_body = r"request #\d+ \(GET /flags/definitions\) sent no body"
+        with pytest.raises(ValueError, match=no_body):
+            sent.json()
+
+    def test_the_offline_address_refuses_a_real_client(
+        self, stub: StubClient, open_fireweave: OpenFireweave
+    ) -> None:
+        offline = stub.offline_url()
+        _, _, client = open_fireweave(offline, "project-api-key_x", timeout_ms=3000)
+        assert (
+            client.control_points.get_boolean_value(
+                "new-checkout", False, EvaluationContext(targeting_key="u")
+            )
+            is False
+        )
+        assert stub.requests() == []  # nothing reached the stub either
+
+    def test_a_namespace_named_after_a_test(self, stub: StubClient) -> None:
+        scoped = stub.create_namespace(test="TestCheckout::test_retries[503]")
+        try:
+            assert scoped.namespace is not None
+            assert re.fullmatch(r"TestCheckout-test_retries-503-[0-9a-f]{8}", scoped.namespace)
+        finally:
+            scoped.delete_namespace()
+        with pytest.raises(ValueError, match="give a name, or test="):
+            stub.create_namespace("a", test="b")

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import tomllib
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from conftest import (
+    HANG_GUARD_S,
     INNER_PYTEST,
     SERVICE_RUNTIME_KEY,
     SpawnedStub,
@@ -466,6 +468,33 @@ class TestTheJournalExample:
         done = pytest_in_a_new_project(tmp_path, "test_retries.py", example)
         assert done.returncode == 0, done.stdout + done.stderr
         assert "1 passed" in done.stdout
+
+
+class TestTheOfflineExample:
+    def test_nothing_listens_at_the_address_it_prints(self, live_stub: SpawnedStub) -> None:
+        (block,) = [b.text for b in blocks() if b.page == "docs/reference/control-plane.md"
+                    and b.first_line == "S=http://127.0.0.1:3901"]  # fmt: skip
+        (printed,) = printed_by(block, live_stub.url)
+        assert re.fullmatch(r'\{"url":"http://127\.0\.0\.1:\d+"\}', printed)
+        with pytest.raises(urllib.error.URLError) as refused:
+            urllib.request.urlopen(json.loads(printed)["url"], timeout=HANG_GUARD_S)
+        assert isinstance(refused.value.reason, ConnectionRefusedError)
+
+
+class TestTheSharedCommandExample:
+    def test_the_run_gets_one_stub_until_it_stops(self, tmp_path: Path) -> None:
+        (block,) = [b.text for b in blocks() if b.first_line.startswith("svc-stub shared ")]
+        shutil.copy(ROOT / "fixtures" / "default.yaml", tmp_path / "flags.yaml")
+        done = bash("set -e\n" + block, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        first, again = done.stdout.splitlines()
+        assert first == again
+        url = url_of(first)
+        assert url is not None
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+", url)
+        with pytest.raises(urllib.error.URLError) as gone:  # stopped by the block's last line
+            urllib.request.urlopen(url + "/health", timeout=HANG_GUARD_S)
+        assert isinstance(gone.value.reason, ConnectionRefusedError)
 
 
 class TestCheckingAClientLibrarySection:
@@ -945,6 +974,9 @@ RUN_BY: dict[tuple[str, str], str] = {
     ("docs/reference/cli.md", "svc-stub [--host 127.0.0.1] [--port 3901] [--fixtures PATH ...] "
      "[--watch] [--api-key KEY ...]"): "TestPartialBlocks.test_the_synopsis",
     ("docs/reference/control-plane.md", "import pytest"): "TestTheJournalExample",
+    ("docs/reference/control-plane.md", "S=http://127.0.0.1:3901"): "TestTheOfflineExample",
+    ("docs/reference/cli.md", "svc-stub shared --owner $$ -- --fixtures flags.yaml"):
+        "TestTheSharedCommandExample",
 }  # fmt: skip
 """Each block, by page and first line, and the test that runs it (or checks it as far as a
 block that is partial can be: a CI workflow, a tree, a synopsis)."""
@@ -1101,12 +1133,13 @@ class TestPartialBlocks:
                     assert option in helped[helper], (helper, option)
 
     def test_the_synopsis(self) -> None:
-        (block,) = [b.text for b in blocks() if b.page == "docs/reference/cli.md"]
+        block = next(b.text for b in blocks() if b.page == "docs/reference/cli.md")
         for line in block.splitlines():
             words = line.split()
             sub = (
                 words[1]
-                if len(words) > 1 and words[1] in ("record", "verify", "conformance", "check")
+                if len(words) > 1
+                and words[1] in ("record", "verify", "conformance", "check", "shared")
                 else ""
             )
             if not words or words[0] not in ("svc-stub", "python") or line.startswith("python"):

@@ -422,7 +422,12 @@ class TestLifecycle:
     @pytest.mark.parametrize(
         ("body", "message"),
         [
-            ({}, "name: expected a string, got null"),
+            ({}, "name: give a name, or test (a test's identity) to have one made"),
+            (
+                {"name": "a", "test": "t"},
+                "name: give a name, or test (a test's identity) to have one made",
+            ),
+            ({"test": 1}, "test: expected a string, got a number"),
             ({"name": 7}, "name: expected a string, got a number"),
             ({"name": "a b"}, "name: 'a b' is not a namespace name"),
             ({"name": "default"}, "name: 'default' is the default namespace, always there"),
@@ -431,7 +436,10 @@ class TestLifecycle:
                 {"name": "a", "keys": [""]},
                 "keys[0]: expected a non-empty string, got an empty string",
             ),
-            ({"name": "a", "colour": 1}, "colour: unknown field (expected name, keys, fixtures)"),
+            (
+                {"name": "a", "colour": 1},
+                "colour: unknown field (expected name, test, keys, fixtures)",
+            ),
             ({"name": "a", "fixtures": {"flags": 3}}, "fixtures: flags: expected a mapping"),
         ],
     )

@@ -530,6 +530,7 @@ class TestNamespaces:
         {
             "/health",
             "/_test/openapi.json",
+            "/_test/offline",
             "/_test/namespaces",
             "/_test/namespaces/{name}",
             "/_test/ui/{asset}",

@@ -494,8 +494,8 @@ class TestMistakes:
             line.split(maxsplit=1)[1] for line in result.stdout.lines if line.startswith("E ")
         ]
         assert errors == [
-            "stub.client.models.StubAssertionError: no exposure with flagKey='checkout-v2', "
-            "targetingKey='user-2'; exposures recorded:",
+            "stub.client.models.StubAssertionError: no exposure of checkout-v2 for user-2; "
+            "exposures recorded:",
             "(none)",
         ]
         assert not [line for line in result.stdout.lines if "stub/client" in line]

@@ -12,11 +12,8 @@ from stub.client.calls import (
     Control,
     check_count,
     check_requests,
-    find_exposure,
     gaps_ms,
-    no_early_retry,
-    no_request,
-    no_warnings,
+    passed,
     stub_error,
     wait_of,
 )
@@ -109,7 +106,14 @@ class AsyncStubClient(Control):
         return (await self.recorded()).targets
 
     async def requests(self, route: str | None = None) -> list[RecordedRequest]:
+        """What clients sent (to `route`), in the order it arrived, each with its body
+        (`.text`, `.json()`); a request is listed once it has ended."""
         return await self._run(Calls.requests(route))
+
+    async def offline_url(self) -> str:
+        """An address where nothing listens (every connection refused at once), the stub's
+        for as long as it runs: for a test of a client's offline behaviour."""
+        return await self._run(Calls.offline_url())
 
     async def request(self, seq: int) -> RequestInFull:
         """One recorded request in full: the body it sent, the answer it got, and a curl line
@@ -148,7 +152,7 @@ class AsyncStubClient(Control):
     async def assert_no_warnings(self) -> None:
         """No recorded request used a key where the service would refuse it (the wrong plane,
         a browser key outside its scope); the failure lists the ones that did."""
-        no_warnings(await self._run(Calls.requests(None)))
+        passed(await self._run(Calls.check("no-warnings", {})))
 
     async def management(self) -> ManagementState:
         """The management plane as it is now, every organisation: for asserting what a
@@ -157,17 +161,21 @@ class AsyncStubClient(Control):
 
     async def create_namespace(
         self,
-        name: str,
+        name: str | None = None,
         *,
+        test: str | None = None,
         keys: Sequence[str] = (),
         fixtures: Mapping[str, Any] | str | Path | None = None,
     ) -> Self:
-        """Create namespace `name` (its own fixtures, else the start-up ones; requests that
+        """Create namespace `name` (or one named from `test`, a test's identity, by the stub's
+        rule for every helper) (its own fixtures, else the start-up ones; requests that
         name no namespace but present one of `keys` are served in it) and return a client in
         it (a client with its own session: close it too). A name in use, or a key bound
         elsewhere, is a 409 StubError."""
-        await self._run(Calls.create_namespace(name, keys))
-        scoped = self.in_namespace(name)
+        if (name is None) == (test is None):
+            raise ValueError("create_namespace(): give a name, or test= to have the stub make one")
+        made = await self._run(Calls.create_namespace(name, keys, test))
+        scoped = self.in_namespace(made.name)
         if fixtures is not None:
             await scoped.set_fixtures(fixtures)
         return scoped
@@ -202,9 +210,16 @@ class AsyncStubClient(Control):
         return check_requests(route, got, n, timeout)
 
     async def assert_exposure(
-        self, flag_key: str, targeting_key: str, variant: str | None = None
+        self,
+        flag_key: str,
+        targeting_key: str,
+        variant: str | None = None,
+        timeout: float = 0,
     ) -> None:
-        find_exposure(await self.recorded(), flag_key, targeting_key, variant)
+        wanted = {"flagKey": flag_key, "targetingKey": targeting_key}
+        if variant is not None:
+            wanted["variant"] = variant
+        passed(await self._run(Calls.check("exposure", wanted, timeout)))
 
     async def gaps_ms(self, route: str) -> list[float]:
         """The time between each request to `route` and the next, in ms: how a client spaced
@@ -214,10 +229,10 @@ class AsyncStubClient(Control):
     async def assert_no_retry_before_retry_after(self, route: str) -> None:
         """Every request to `route` that followed an answer carrying `Retry-After` waited at
         least that long after it; the failure lists the ones that came back early."""
-        no_early_retry(await self.requests(route), route)
+        passed(await self._run(Calls.check("retry-after", {"route": route})))
 
     async def assert_no_request(self, route: str) -> None:
-        no_request(await self.requests(route), route)
+        passed(await self._run(Calls.check("no-request", {"route": route})))
 
     async def _run(self, call: Call[T]) -> T:
         import aiohttp  # here, not at the top: the pytest plugin imports this module at start-up

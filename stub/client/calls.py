@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+import operator
 import re
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
@@ -28,6 +29,7 @@ from stub.client.models import (
     ServedFixtures,
     StubAssertionError,
     StubError,
+    Verdict,
     WaitTimeout,
     hidden_in_failures,
 )
@@ -138,6 +140,7 @@ def recorded_request(e: Json) -> RecordedRequest:
         body_bytes=e.get("bodyBytes"),
         answer_bytes=e.get("answerBytes"),
         unmatched=e.get("unmatched"),
+        body=_body(e["body"]) if "body" in e else None,
     )
 
 
@@ -259,10 +262,23 @@ class Calls:
     def requests(
         route: str | None, minimum: int = 0, wait_s: float = 0
     ) -> Call[list[RecordedRequest]]:
-        query = {"route": route} if route is not None else {}
+        query = {"bodies": "true"}  # each request's body one call away: `request.json()`
+        if route is not None:
+            query["route"] = route
         if minimum:
             query.update(min=str(minimum), waitMs=_wait_ms(wait_s))
         return _json_call("GET", "/_test/requests", recorded_requests, query=query)
+
+    @staticmethod
+    def check(name: str, query: Mapping[str, str], wait_s: float = 0) -> Call[Verdict]:
+        """One of the stub's checks (`GET /_test/checks/{name}`): passed, and in what words."""
+        if wait_s:
+            query = {**query, "waitMs": _wait_ms(wait_s)}
+        return _json_call("GET", f"/_test/checks/{name}", _verdict, query=query)
+
+    @staticmethod
+    def offline_url() -> Call[str]:
+        return _json_call("GET", "/_test/offline", operator.itemgetter("url"), scoped=False)
 
     @staticmethod
     def request(seq: int) -> Call[RequestInFull]:
@@ -303,8 +319,12 @@ class Calls:
         return _json_call("GET", "/_test/management", _management)
 
     @staticmethod
-    def create_namespace(name: str, keys: Sequence[str]) -> Call[NamespaceInfo]:
-        body = {"name": name, "keys": list(keys)}
+    def create_namespace(
+        name: str | None, keys: Sequence[str], test: str | None = None
+    ) -> Call[NamespaceInfo]:
+        """By `name`, or from a test's identity (`test`): the stub makes the name."""
+        named = {"name": name} if test is None else {"test": test}
+        body = {**named, "keys": list(keys)}
         return _json_call("POST", "/_test/namespaces", _namespace, body, scoped=False)
 
     @staticmethod
@@ -347,66 +367,19 @@ def check_requests(
     return got
 
 
-def find_exposure(
-    recorded: Recorded, flag_key: str, targeting_key: str, variant: str | None
-) -> None:
-    for event in recorded.exposures:
-        same = event.get("flagKey") == flag_key and event.get("targetingKey") == targeting_key
-        if same and (variant is None or event.get("variant") == variant):
-            return
-    wanted = f"flagKey={flag_key!r}, targetingKey={targeting_key!r}"
-    if variant is not None:
-        wanted += f", variant={variant!r}"
-    shown = json.dumps(recorded.exposures, indent=2) if recorded.exposures else "(none)"
-    raise StubAssertionError(f"no exposure with {wanted}; exposures recorded:\n{shown}")
-
-
-def no_warnings(requests: list[RecordedRequest]) -> None:
-    warned = [r for r in requests if r.warning is not None]
-    if warned:
-        lines = "\n".join(f"  #{r.seq} {r.method} {r.path}: {r.warning}" for r in warned)
-        count = f"{len(warned)} request{'s' if len(warned) > 1 else ''}"
-        raise StubAssertionError(f"{count} used a key where the service refuses it:\n{lines}")
-
-
-def no_request(requests: list[RecordedRequest], route: str) -> None:
-    if requests:
-        lines = "\n".join(f"  #{r.seq} {r.method} {r.path} -> {r.status}" for r in requests)
-        raise StubAssertionError(
-            f"expected no request to route {route!r}, got {len(requests)}:\n{lines}"
-        )
-
-
 def gaps_ms(requests: list[RecordedRequest]) -> list[float]:
     """Between each request's arrival and the next one's, in ms."""
     return [round(b.arrived_ms - a.arrived_ms, 3) for a, b in itertools.pairwise(requests)]
 
 
-RETRY_AFTER_SLACK_MS = 5.0
-"""What a timer may fire early by (a runtime rounds its sleeps) before a wait counts as short."""
+def _verdict(body: Json) -> Verdict:
+    return Verdict(body["check"], body["passed"], body["message"])
 
 
-def early_retries(requests: list[RecordedRequest]) -> list[str]:
-    """Each request that came back sooner after an answer than that answer's `Retry-After`
-    asked, in words; the wait counts from when the answer was sent (arrival plus duration)."""
-    early = []
-    for before, after in itertools.pairwise(requests):
-        if before.retry_after is None:
-            continue
-        waited = after.arrived_ms - (before.arrived_ms + before.duration_ms)
-        if waited + RETRY_AFTER_SLACK_MS < before.retry_after * 1000:
-            early.append(
-                f"#{after.seq} came {waited:.0f} ms after #{before.seq} was answered "
-                f"{before.status} with Retry-After: {before.retry_after}"
-            )
-    return early
-
-
-def no_early_retry(requests: list[RecordedRequest], route: str) -> None:
-    early = early_retries(requests)
-    if early:
-        lines = "\n".join(f"  {line}" for line in early)
-        raise StubAssertionError(f"retried {route!r} before Retry-After allowed:\n{lines}")
+def passed(verdict: Verdict) -> None:
+    """The check held, or the assertion fails in the stub's words."""
+    if not verdict.passed:
+        raise StubAssertionError(verdict.message)
 
 
 NAMESPACE_PREFIX = "/ns/"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -133,10 +134,38 @@ class RecordedRequest:
     """The size of the answer's body as sent (None: nothing answered, or streamed)."""
     unmatched: str | None = None
     """For an unknown path: what its 404 or 405 said (the route it most resembles)."""
+    body: str | bytes | None = None
+    """What it sent: text when UTF-8 (a key in a JSON body shown by family only), else bytes;
+    None when no body was read."""
 
     def header(self, name: str) -> str | None:
         """One header the client sent, by any case of its name."""
         return self.headers.get(name.lower())
+
+    @property
+    def text(self) -> str | None:
+        """The body it sent as text; None when there was none, or it was not UTF-8."""
+        return self.body if isinstance(self.body, str) else None
+
+    def json(self) -> Any:
+        """The body it sent, parsed as JSON; a ValueError that says why when it is not."""
+        if self.body is None:
+            raise ValueError(f"request #{self.seq} ({self.method} {self.path}) sent no body")
+        try:
+            return json.loads(self.body)
+        except ValueError as exc:
+            raise ValueError(
+                f"request #{self.seq} ({self.method} {self.path}): its body is not JSON ({exc})"
+            ) from None
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """One of the stub's checks (`GET /_test/checks/{check}`): what every helper reports."""
+
+    check: str
+    passed: bool
+    message: str
 
 
 @dataclass(frozen=True, slots=True)

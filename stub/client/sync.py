@@ -14,11 +14,8 @@ from stub.client.calls import (
     Control,
     check_count,
     check_requests,
-    find_exposure,
     gaps_ms,
-    no_early_retry,
-    no_request,
-    no_warnings,
+    passed,
     stub_error,
     wait_of,
 )
@@ -99,7 +96,14 @@ class StubClient(Control):
         return self.recorded().targets
 
     def requests(self, route: str | None = None) -> list[RecordedRequest]:
+        """What clients sent (to `route`), in the order it arrived, each with its body
+        (`.text`, `.json()`); a request is listed once it has ended."""
         return self._run(Calls.requests(route))
+
+    def offline_url(self) -> str:
+        """An address where nothing listens (every connection refused at once), the stub's
+        for as long as it runs: for a test of a client's offline behaviour."""
+        return self._run(Calls.offline_url())
 
     def request(self, seq: int) -> RequestInFull:
         """One recorded request in full: the body it sent, the answer it got, and a curl line
@@ -140,7 +144,7 @@ class StubClient(Control):
     def assert_no_warnings(self) -> None:
         """No recorded request used a key where the service would refuse it (the wrong plane,
         a browser key outside its scope); the failure lists the ones that did."""
-        no_warnings(self._run(Calls.requests(None)))
+        passed(self._run(Calls.check("no-warnings", {})))
 
     def management(self) -> ManagementState:
         """The management plane as it is now, every organisation: for asserting what a
@@ -149,16 +153,20 @@ class StubClient(Control):
 
     def create_namespace(
         self,
-        name: str,
+        name: str | None = None,
         *,
+        test: str | None = None,
         keys: Sequence[str] = (),
         fixtures: Mapping[str, Any] | str | Path | None = None,
     ) -> Self:
-        """Create namespace `name` (its own fixtures, else the start-up ones; requests that
+        """Create namespace `name` (or one named from `test`, a test's identity, by the stub's
+        rule for every helper) (its own fixtures, else the start-up ones; requests that
         name no namespace but present one of `keys` are served in it) and return a client in
         it. A name in use, or a key bound elsewhere, is a 409 StubError."""
-        self._run(Calls.create_namespace(name, keys))
-        scoped = self.in_namespace(name)
+        if (name is None) == (test is None):
+            raise ValueError("create_namespace(): give a name, or test= to have the stub make one")
+        made = self._run(Calls.create_namespace(name, keys, test))
+        scoped = self.in_namespace(made.name)
         if fixtures is not None:
             scoped.set_fixtures(fixtures)
         return scoped
@@ -194,10 +202,19 @@ class StubClient(Control):
         return check_requests(route, got, n, timeout)
 
     def assert_exposure(
-        self, flag_key: str, targeting_key: str, variant: str | None = None
+        self,
+        flag_key: str,
+        targeting_key: str,
+        variant: str | None = None,
+        timeout: float = 0,
     ) -> None:
-        """An exposure for this flag and targeting key was captured (and, if given, variant)."""
-        find_exposure(self.recorded(), flag_key, targeting_key, variant)
+        """An exposure for this flag and targeting key was captured (and, if given, variant),
+        waited for up to `timeout` seconds; the failure, in the stub's words, lists those that
+        were."""
+        wanted = {"flagKey": flag_key, "targetingKey": targeting_key}
+        if variant is not None:
+            wanted["variant"] = variant
+        passed(self._run(Calls.check("exposure", wanted, timeout)))
 
     def gaps_ms(self, route: str) -> list[float]:
         """The time between each request to `route` and the next, in ms: how a client spaced
@@ -207,10 +224,10 @@ class StubClient(Control):
     def assert_no_retry_before_retry_after(self, route: str) -> None:
         """Every request to `route` that followed an answer carrying `Retry-After` waited at
         least that long after it; the failure lists the ones that came back early."""
-        no_early_retry(self.requests(route), route)
+        passed(self._run(Calls.check("retry-after", {"route": route})))
 
     def assert_no_request(self, route: str) -> None:
-        no_request(self.requests(route), route)
+        passed(self._run(Calls.check("no-request", {"route": route})))
 
     def _disarm_quietly(self, fault_id: int) -> None:
         try:

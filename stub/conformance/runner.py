@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
-from stub.client.calls import early_retries, recorded_requests
+from stub.client.calls import recorded_requests
 from stub.conformance.cases import Case
 from stub.conformance.protocol import ERROR_CODES, Adapter, AdapterError, AdapterInfo
 from stub.conformance.stub_driver import Control, case_stub
@@ -356,10 +356,9 @@ def _timing(control: Control, route: str, judged: _Judged) -> None:
         waited = after.arrived_ms - (before.arrived_ms + before.duration_ms)
         asked = "" if before.retry_after is None else f" with Retry-After: {before.retry_after}"
         judged.notes.append(f"{route} sent again {waited:.0f} ms after a {before.status}{asked}")
-    judged.warnings += [
-        f"timing: {route} retried before Retry-After allowed: {early}"
-        for early in early_retries(sent)
-    ]
+    verdict = control.get(f"/_test/checks/retry-after?route={route}")  # the stub's words
+    if not verdict["passed"]:
+        judged.warnings.append(f"timing: {verdict['message']}")
 
 
 def _delays(case: Case) -> bool:

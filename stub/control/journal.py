@@ -17,7 +17,7 @@ from stub.control import redaction
 from stub.control.curl import curl_line
 from stub.control.redaction import KnownSecrets, headers, redacted_body
 from stub.state import RawHeaders, RequestRecord, recorded_bytes
-from stub.wire import redacted_query
+from stub.wire import is_count, redacted_query
 
 
 def entry(record: RequestRecord, origin: float, known: KnownSecrets) -> dict[str, Any]:
@@ -46,7 +46,7 @@ def _summary(
         "status": record.status,
         "clientGone": record.client_gone,
         "fault": fired.to_json() if fired else None,
-        "retryAfter": fired.spec.retry_after() if fired and fired.spec else None,
+        "retryAfter": retry_after_of(record),
         "arrivedMs": round((record.arrived - origin) * 1000, 3),
         "durationMs": round(record.duration_s * 1000, 3),
         "warning": record.warning,
@@ -58,6 +58,16 @@ def _summary(
         "answerBytes": None if answer_body is None else len(answer_body),
         "unmatched": unmatched,
     }
+
+
+def retry_after_of(record: RequestRecord) -> int | None:
+    """The `Retry-After` its answer carried, in seconds: a fault's, the rate limit's, or in
+    proxy mode the service's (None: it carried none, or not in seconds)."""
+    fired = record.fault
+    if fired is not None and fired.spec is not None:
+        return fired.spec.retry_after()
+    said = (record.answer_headers or {}).get("Retry-After")
+    return int(said) if said is not None and is_count(said.strip()) else None
 
 
 def in_full(

@@ -3,6 +3,8 @@ holds, delete them. These routes act on the registry, so they ignore any namespa
 
 from __future__ import annotations
 
+import re
+import secrets
 from typing import Any
 
 from aiohttp import web
@@ -15,7 +17,9 @@ from stub.wire import ApiError, invalid_body, json_response, json_type
 
 routes = web.RouteTableDef()
 
-_FIELDS = ("name", "keys", "fixtures")
+_FIELDS = ("name", "test", "keys", "fixtures")
+READABLE_CHARS = 55
+"""Of a name made from a test's identity: then `-` and 8 random hex digits, 64 in all."""
 
 
 @routes.get("/_test/namespaces", name="namespaces")
@@ -25,12 +29,21 @@ async def list_namespaces(request: web.Request) -> web.Response:
 
 @routes.post("/_test/namespaces", name="create_namespace")
 async def create_namespace(request: web.Request) -> web.Response:
-    """`{"name": "t-42", "keys": [...], "fixtures": {...}}`: only `name` is required; without
-    `fixtures` it serves the start-up ones."""
+    """`{"name": "t-42", "keys": [...], "fixtures": {...}}`, or `"test"` (any test's identity)
+    instead of `name` to have the stub make a name from it; without `fixtures` it serves the
+    start-up ones."""
     name, keys, served = await parsed_off_loop(request, _creation)
     namespaces = request.app[NAMESPACES]
     namespaces.create(name, served, keys)
     return json_response(namespaces.describe(name), status=201)
+
+
+def name_for_test(test: str) -> str:
+    """A valid, readable, distinct name for the namespace of the test `test` identifies (a
+    pytest node id, `TestCheckout/retries`, `CheckoutTest#retries()`, `tests::offline`): the
+    one rule of every helper, so each names namespaces as the others do."""
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "-", test).strip("-._")[:READABLE_CHARS]
+    return f"{readable.rstrip('-._') or 'test'}-{secrets.token_hex(4)}"
 
 
 def _creation(document: object) -> tuple[str, list[str], Served | None]:
@@ -40,12 +53,23 @@ def _creation(document: object) -> tuple[str, list[str], Served | None]:
     unknown = sorted(set(document) - set(_FIELDS))
     if unknown:
         raise invalid_body(f"{unknown[0]}: unknown field (expected {', '.join(_FIELDS)})")
-    name = document.get("name")
-    if not isinstance(name, str):
-        raise invalid_body(f"name: expected a string, got {json_type(name)}")
     fixtures = document.get("fixtures")
     served = None if fixtures is None else Served.of(parse_fixture_document(fixtures, "fixtures"))
-    return check_name(name, "name"), _keys(document), served
+    return _name(document), _keys(document), served
+
+
+def _name(document: dict[str, Any]) -> str:
+    if ("name" in document) == ("test" in document):
+        raise invalid_body("name: give a name, or test (a test's identity) to have one made")
+    if "test" in document:
+        test = document["test"]
+        if not isinstance(test, str):
+            raise invalid_body(f"test: expected a string, got {json_type(test)}")
+        return name_for_test(test)
+    name = document["name"]
+    if not isinstance(name, str):
+        raise invalid_body(f"name: expected a string, got {json_type(name)}")
+    return check_name(name, "name")
 
 
 @routes.delete("/_test/namespaces", name="delete_namespaces")

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import functools
+import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 from aiohttp import web
+from yarl import URL
 
 from stub.control.journal import entry, in_full, rendered_in_turns
 from stub.control.redaction import known_secrets
@@ -36,7 +38,7 @@ from stub.wire import (
 )
 
 routes = web.RouteTableDef()
-NO_NAMESPACE = frozenset({"health", "openapi"})
+NO_NAMESPACE = frozenset({"health", "openapi", "offline"})
 """Routes that act on no namespace: `/ns/x/health` is only health, and creates nothing."""
 WATCHING = frozenset({"request"})
 """Routes that read a namespace only if it exists (a page's click on a row of a namespace
@@ -58,6 +60,35 @@ async def openapi(request: web.Request) -> web.Response:
     return encoded_response(_OPENAPI.data)  # read on first request: start-up skips 300 KB
 
 
+@routes.get("/_test/offline", name="offline")
+async def offline(request: web.Request) -> web.Response:
+    """An address where nothing listens, for a test of a client's offline behaviour: a port
+    the stub holds bound and never listens on, for as long as it runs (so nothing else can
+    take it): every connection to it is refused at once. Its host is the one the caller
+    reached the stub by."""
+    config = request.app[NAMESPACES].config
+    host = request.url.host or config.host
+    return json_response(
+        {"url": str(URL.build(scheme="http", host=host, port=_held_port(config.host)))}
+    )
+
+
+@functools.cache
+def _held_port(host: str) -> int:
+    """Bound on the stub's own address (every address, when it listens on all of them), on
+    the first ask, and held until the process ends."""
+    family, kind, protocol, _, address = socket.getaddrinfo(host, 0, type=socket.SOCK_STREAM)[0]
+    held = socket.socket(family, kind, protocol)
+    held.bind(address)
+    _HELD.append(held)
+    port: int = held.getsockname()[1]
+    return port
+
+
+_HELD: list[socket.socket] = []
+"""The sockets `_held_port` holds (a cache of ports alone would let them be collected)."""
+
+
 @routes.post("/_test/reset", name="reset")
 async def reset(request: web.Request) -> web.Response:
     state_of(request).reset()
@@ -71,7 +102,7 @@ async def events(request: web.Request) -> web.Response:
     state = state_of(request)
     logs = {"events": state.events, "svcEvents": state.svc_events, "targets": state.targets}
     minimums = {name: query_int(request, "min" + name[0].upper() + name[1:]) for name in logs}
-    await _wait(request, lambda: all(len(logs[n]) >= (m or 0) for n, m in minimums.items()))
+    await wait(request, lambda: all(len(logs[n]) >= (m or 0) for n, m in minimums.items()))
     body: dict[str, Any] = {name: log.snapshot() for name, log in logs.items()}
     body["dropped"] = {name: log.dropped for name, log in logs.items()}
     return json_response(body)
@@ -79,22 +110,25 @@ async def events(request: web.Request) -> web.Response:
 
 @routes.get("/_test/requests", name="requests")
 async def requests(request: web.Request) -> web.Response:
-    """The request log; `?route=evaluate` keeps one route, `?min=2&waitMs=2000` waits for it
-    (preflights listed, never counted), `?bodies=true` gives each in full (body, answer,
-    curl)."""
+    """The request log, in the order requests arrived (`?order=end`: as they ended; a request
+    is listed once it has ended); `?route=evaluate` keeps one route, `?min=2&waitMs=2000` waits
+    for it (preflights listed, never counted), `?bodies=true` gives each in full (body,
+    answer, curl)."""
     log = state_of(request).requests
     route = request.query.get("route")
     minimum = query_int(request, "min") or 0
     bodies = query_flag(request, "bodies")  # a bad value is a 400 before any wait
+    in_arrival_order = _order(request) == "arrival"
 
     def entries() -> list[RequestRecord]:
-        return [r for r in log.snapshot() if route is None or _is_route(r.route, route)]
+        kept = [r for r in log.snapshot() if route is None or is_route(r.route, route)]
+        return sorted(kept, key=_seq) if in_arrival_order else kept
 
     def counted() -> int:  # unfiltered, a browser's preflight counts as no client's request
         found = entries()
         return len(found) if route is not None else sum(r.route != PREFLIGHT for r in found)
 
-    await _wait(request, lambda: counted() >= minimum)
+    await wait(request, lambda: counted() >= minimum)
     render = _in_full(request) if bodies else _summary(request)  # the secrets known by now
     journal = await rendered_in_turns(entries(), render)
     return json_response({"requests": journal, "dropped": log.dropped})
@@ -113,6 +147,20 @@ async def one_request(request: web.Request) -> web.Response:
     return json_response(_in_full(request)(found))
 
 
+ORDERS = ("arrival", "end")
+
+
+def _order(request: web.Request) -> str:
+    order = request.query.get("order", "arrival")
+    if order not in ORDERS:
+        raise invalid_body(f"order: expected arrival or end, got {order!r}")
+    return order
+
+
+def _seq(record: RequestRecord) -> int:
+    return record.seq
+
+
 def _summary(request: web.Request) -> Callable[[RequestRecord], dict[str, Any]]:
     namespaces = request.app[NAMESPACES]
     known = known_secrets(state_of(request), namespaces)
@@ -127,7 +175,7 @@ def _in_full(request: web.Request) -> Callable[[RequestRecord], dict[str, Any]]:
     )
 
 
-def _is_route(name: str | None, wanted: str) -> bool:
+def is_route(name: str | None, wanted: str) -> bool:
     """`projects` also keeps `projects.create`, `projects.list`, ...: a resource's routes."""
     return name is not None and (name == wanted or name.startswith(wanted + "."))
 
@@ -290,7 +338,7 @@ def _fixture_document(raw: bytes, sent_as: str) -> object:
     return parse_yaml(text, "body")
 
 
-async def _wait(request: web.Request, ready: Callable[[], bool]) -> None:
+async def wait(request: web.Request, ready: Callable[[], bool]) -> None:
     wait_ms = query_int(request, "waitMs", maximum=MAX_WAIT_MS)
     if wait_ms:
         state = state_of(request)

@@ -8,12 +8,12 @@ import logging
 import os
 import signal
 from collections.abc import Callable
-from pathlib import Path
 
 from aiohttp import web
 
 from stub.http.access_log import RedactingAccessLogger
 from stub.http.connection import StubRunner
+from stub.process import is_running
 
 # In-flight requests (a 10 s delay fault, say) must not hold up a stop: tests wait on it.
 # aiohttp waits this long twice (for handlers to finish, then after cancelling them), so a stop
@@ -92,23 +92,3 @@ async def _watch(pid: int, stop: asyncio.Event) -> None:
     while is_running(pid) and not (pid == parent and os.getppid() != parent):
         await asyncio.sleep(WATCH_INTERVAL_S)
     stop.set()
-
-
-def is_running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)  # no signal sent: only whether the process exists
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's, but there
-    return not _is_zombie(pid)
-
-
-def _is_zombie(pid: int) -> bool:
-    """Ended, but not yet reaped by its parent (a run killed under a parent that has not
-    waited for it): signal 0 still finds it, Linux's /proc says it is over."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False  # no /proc (macOS): signal 0's answer stands
-    return stat.rpartition(")")[2].split()[0] == "Z"  # the state follows the command's name

@@ -13,7 +13,6 @@ import functools
 import hashlib
 import os
 import re
-import secrets
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,9 +27,9 @@ from svc_stub_pytest import FIXTURES_INI, JOURNAL_OPTION, MARKER, NAMESPACES_INI
 
 URL_VARIABLE = "SVC_STUB_URL"
 TOKEN_VARIABLE = "SVC_STUB_CONTROL_TOKEN"
-_RUN_DIRECTORY = "svc_stub_run_directory"
-"""What the xdist controller tells each worker: where the run's shared stub is described."""
-_RUN_KEY = pytest.StashKey[Path]()
+_RUN_OWNER = "svc_stub_run_owner"
+"""What the xdist controller tells each worker: the PID the run's shared stub lives by."""
+_SHARING = pytest.StashKey[bool]()
 _SNAPSHOT = pytest.StashKey[Callable[[], str]]()
 """How to take a test's inspector page, should it fail: set by the fixture that gave it a
 stub."""
@@ -47,39 +46,44 @@ def pytest_addoption(pluginmanager: pytest.PytestPluginManager) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    """pytest-xdist's controller, once per worker: where the run's one stub is described.
-    Without namespaces every test resets the whole stub, so each worker keeps its own."""
-    stash = node.config.stash
-    sharing = shared.SUPPORTED and node.config.getini(NAMESPACES_INI)
-    if _RUN_KEY not in stash and sharing:
-        stash[_RUN_KEY] = shared.new_run_directory()
-    if _RUN_KEY in stash:
-        node.workerinput[_RUN_DIRECTORY] = str(stash[_RUN_KEY])
+    """pytest-xdist's controller, once per worker: whose run the workers' one stub is
+    (`svc-stub shared`). Without namespaces every test resets the whole stub, so each worker
+    keeps its own."""
+    if node.config.getini(NAMESPACES_INI):
+        node.config.stash[_SHARING] = True
+        node.workerinput[_RUN_OWNER] = os.getpid()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """The controller, after the last worker left: stop the run's stub."""
-    if _RUN_KEY in config.stash:
-        shared.stop_shared_stub(config.stash[_RUN_KEY])
+    """The controller, after the last worker left: stop the run's stub now (it would stop
+    with this process anyway)."""
+    if config.stash.get(_SHARING, False) and not os.environ.get(URL_VARIABLE):
+        shared.stop_shared_stub(os.getpid(), _stub_options(config))
 
 
 @pytest.fixture(scope="session")
 def svc_stub_url(pytestconfig: pytest.Config) -> Iterator[str]:
-    """The session's stub: `SVC_STUB_URL` if set, else a process started for this session."""
+    """The session's stub: `SVC_STUB_URL` if set, else the run's (`svc-stub shared`: started
+    by the first xdist worker to ask), else a process started for this session."""
     running = os.environ.get(URL_VARIABLE)
     if running:
         yield _answering(running.rstrip("/"))
         return
-    args: list[str] = []
-    for path in _session_fixture_paths(pytestconfig):
-        args += ["--fixtures", str(path)]
-    run_directory = getattr(pytestconfig, "workerinput", {}).get(_RUN_DIRECTORY)
-    if run_directory is not None:  # an xdist worker: the run's stub, whoever started it
-        yield shared.shared_stub_url(Path(run_directory), args)
+    options = _stub_options(pytestconfig)
+    owner = getattr(pytestconfig, "workerinput", {}).get(_RUN_OWNER)
+    if owner is not None:  # an xdist worker: the run's stub, whoever started it
+        yield shared.shared_stub_url(owner, options)
         return
     # stopped at session end, failures or not; and with this process, however it ends
-    with StubProcess.start([*args, "--stop-with", str(os.getpid())]) as process:
+    with StubProcess.start([*options, "--stop-with", str(os.getpid())]) as process:
         yield process.url
+
+
+def _stub_options(config: pytest.Config) -> list[str]:
+    options: list[str] = []
+    for path in _session_fixture_paths(config):
+        options += ["--fixtures", str(path)]
+    return options
 
 
 @pytest.hookimpl(wrapper=True)
@@ -140,7 +144,8 @@ def svc_stub(svc_stub_url: str, request: pytest.FixtureRequest) -> Iterator[Stub
         request.node.stash[_SNAPSHOT] = stub.snapshot
         yield from _reset_whole_stub(stub, options, request.path.parent)
         return
-    client = stub.create_namespace(_namespace_name(request.node.name), keys=_keys(options))
+    # the test's id within its file (`TestCheckout::test_retries[503]`), as JUnit's Class#method
+    client = stub.create_namespace(test=request.node.nodeid.split("::", 1)[-1], keys=_keys(options))
     request.node.stash[_SNAPSHOT] = client.snapshot
     try:
         if "fixtures" in options:
@@ -162,12 +167,6 @@ def _reset_whole_stub(
     yield stub
     if "fixtures" in options:  # put the session's fixtures back for whoever uses it next
         stub.reset()
-
-
-def _namespace_name(test_name: str) -> str:
-    """Readable in `/_test/namespaces`, unique across workers and runs."""
-    readable = re.sub(r"[^A-Za-z0-9._-]+", "-", test_name).strip("-._")[:40] or "test"
-    return f"{readable}-{secrets.token_hex(4)}"
 
 
 def _keys(options: Mapping[str, Any]) -> list[str]:
