@@ -433,8 +433,9 @@ class TestMistakes:
             timeout=INNER_TIMEOUT_S,
         )  # fmt: skip
         result.assert_outcomes(errors=1)
+        clone = Path(__file__).resolve().parents[1]  # svc-stub runs from this clone here
         assert (
-            "svc_stub_in_process needs pytest-aiohttp: pip install 'svc-stub[in-process]' "
+            f"svc_stub_in_process needs pytest-aiohttp: pip install '{clone}[in-process]' "
             "(or pytest-aiohttp)"
         ) in result.stdout.lines
 

@@ -192,8 +192,8 @@ except ImportError:  # the in-process fixture needs pytest-aiohttp (and so pytes
     def _svc_stub_in_process_unavailable() -> None:
         """Stands in for the real one, to say what to install."""
         pytest.fail(
-            "svc_stub_in_process needs pytest-aiohttp: pip install 'svc-stub[in-process]' "
-            "(or pytest-aiohttp)",
+            f"svc_stub_in_process needs pytest-aiohttp: pip install "
+            f"'{shared.install_source()}[in-process]' (or pytest-aiohttp)",
             pytrace=False,
         )
 
