@@ -97,11 +97,12 @@ class TestNoRequest:
             "expected no request to route 'evaluate', got 1:\n  #1 POST /v1/flags/evaluate -> 200"
         )
 
-    async def test_a_missing_route_is_a_400_naming_it(self, client: Client) -> None:
-        assert await refusal(client, "/_test/checks/no-request") == (
-            400,
-            "route: required (?route=...)",
-        )
+    async def test_without_a_route_it_means_any_route(self, client: Client) -> None:
+        assert (await verdict(client, "no-request"))["message"] == "no request"
+        await client.post("/v1/capture", json={"events": []}, headers=AUTH)
+        found = await verdict(client, "no-request")
+        assert found["passed"] is False
+        assert found["message"] == "expected no request, got 1:\n  #1 POST /v1/capture -> 200"
 
 
 class TestExposure:
@@ -219,7 +220,11 @@ class TestNamedAfterATest:
             ("TestCheckout/retries_after_503", "TestCheckout-retries_after_503"),
             ("CheckoutTest#retries()", "CheckoutTest-retries"),
             ("日本語", "test"),
-            ("x" * 200, "x" * 55),
+            ("x" * 200, "x" * 27 + ".." + "x" * 26),
+            (
+                "ParallelTest#eachTestSeesItsOwnValueFaultsAndRequests()[repetition 3 of 5]",
+                "ParallelTest-eachTestSeesIt..Requests-repetition-3-of-5",
+            ),
         ],
     )
     async def test_the_stub_makes_a_valid_readable_distinct_name(

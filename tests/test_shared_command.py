@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,6 +44,9 @@ def answers(url: str) -> bool:
     try:
         with urllib.request.urlopen(url + "/health", timeout=HANG_GUARD_S) as answer:
             return bool(answer.status == 200)
+    except urllib.error.HTTPError as refused:
+        refused.close()
+        return False
     except OSError:
         return False
 
@@ -82,6 +86,7 @@ class TestOneRunOneStub:
         )
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(request, timeout=HANG_GUARD_S)
+        refused.value.close()
         assert refused.value.code == 401  # the options reached the stub
         shared("--stop", "--owner", str(owner))
         shared("--stop", "--owner", str(owner), "--", "--api-key", "k1")
@@ -141,7 +146,8 @@ class TestMistakes:
         assert said.returncode == 2
         assert said.stderr == (
             f"svc-stub: error: shared: this svc-stub is {__version__}, older than the 99.0.0 "
-            f"the helper needs; upgrade it (pip install --upgrade {Path.cwd()})\n"
+            f"the helper needs; upgrade it ({sys.executable} -m pip install --upgrade "
+            f"{Path.cwd()})\n"
         )
         assert shared("--require", __version__, "--stop").returncode == 0
 
@@ -150,6 +156,7 @@ class TestMistakes:
         assert said.returncode == 1
         assert said.stderr.startswith("svc-stub: error: shared: the stub did not start: ")
         assert "no-such-file.yaml" in said.stderr
+        assert said.stderr.count("svc-stub: error:") == 1
         assert said.stderr.count("\n") == 1
 
     def test_help_says_how_to_use_it(self) -> None:

@@ -42,8 +42,11 @@ def name_for_test(test: str) -> str:
     """A valid, readable, distinct name for the namespace of the test `test` identifies (a
     pytest node id, `TestCheckout/retries`, `CheckoutTest#retries()`, `tests::offline`): the
     one rule of every helper, so each names namespaces as the others do."""
-    readable = re.sub(r"[^A-Za-z0-9._-]+", "-", test).strip("-._")[:READABLE_CHARS]
-    return f"{readable.rstrip('-._') or 'test'}-{secrets.token_hex(4)}"
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "-", test).strip("-._")
+    if len(readable) > READABLE_CHARS:  # keep both ends: a parameterised test's differs last
+        half = (READABLE_CHARS - 2) // 2
+        readable = f"{readable[: READABLE_CHARS - 2 - half]}..{readable[-half:]}"
+    return f"{readable.strip('-._') or 'test'}-{secrets.token_hex(4)}"
 
 
 def _creation(document: object) -> tuple[str, list[str], Served | None]:

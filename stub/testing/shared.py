@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -203,7 +204,7 @@ def check_version(required: str) -> None:
     if _numbers(__version__) < _numbers(required):
         raise SharedError(
             f"this svc-stub is {__version__}, older than the {required} the helper needs; "
-            f"upgrade it (pip install --upgrade {install_source()})"
+            f"upgrade it ({sys.executable} -m pip install --upgrade {install_source()})"
         )
 
 
@@ -284,7 +285,11 @@ def _start(run: Path, asked: Asked) -> tuple[str, int]:
     if url is None:
         _stop_process(process)
         said = (run / _LOG_FILE).read_text().strip().splitlines()
-        last = said[-1] if said else f"exit code {process.returncode}"
+        last = (
+            said[-1].removeprefix("svc-stub: error: ")
+            if said
+            else f"exit code {process.returncode}"
+        )
         raise SharedError(f"the stub did not start: {last}", code=1)
     return url, process.pid
 
@@ -326,5 +331,8 @@ def _answers(url: str) -> bool:
     try:
         with urllib.request.urlopen(url + "/health", timeout=1) as answer:
             return bool(answer.status == 200)
+    except urllib.error.HTTPError as refused:  # something else listens there now
+        refused.close()
+        return False
     except OSError:
         return False
