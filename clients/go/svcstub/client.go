@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -31,8 +30,6 @@ type Client struct {
 	HTTP *http.Client
 }
 
-var namespacePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
 // DefaultWait is how long a wait on the journal waits when its context has no deadline.
 const DefaultWait = 5 * time.Second
 
@@ -49,14 +46,11 @@ func NewClient(stubURL string) *Client {
 }
 
 // InNamespace is a client of the same stub in namespace name (created by its first request there).
-func (c *Client) InNamespace(name string) (*Client, error) {
-	if !namespacePattern.MatchString(name) {
-		return nil, fmt.Errorf("svcstub: namespace %q is not a namespace name (1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit)", name)
-	}
+func (c *Client) InNamespace(name string) *Client {
 	scoped := *c
 	scoped.Namespace = name
-	scoped.URL = c.BaseURL + "/ns/" + name
-	return &scoped, nil
+	scoped.URL = c.BaseURL + "/ns/" + url.PathEscape(name)
+	return &scoped
 }
 
 // Health says whether the stub answers as svc-stub does.
@@ -118,22 +112,51 @@ func (c *Client) Recorded(ctx context.Context) (Recorded, error) {
 	return recorded, err
 }
 
-// Requests is the journal, oldest first; route keeps one route (RouteProjects: every projects.* route).
+// Requests is the journal in arrival order (by Seq), each request with its body; route keeps
+// one route (RouteProjects: every projects.* route). A request still in flight (a delay or hang
+// fault) is listed once it ends.
 func (c *Client) Requests(ctx context.Context, route Route) ([]Request, error) {
-	query := url.Values{}
-	if route != AnyRoute {
-		query.Set("route", string(route))
-	}
 	var answer struct{ Requests []Request }
-	err := c.call(ctx, call{method: "GET", path: "/_test/requests", query: query}, &answer)
+	err := c.call(ctx, call{method: "GET", path: "/_test/requests", query: journalQuery(route)}, &answer)
 	return answer.Requests, err
 }
 
-// Request is one request in full: its body, the answer it got, a curl line.
-func (c *Client) Request(ctx context.Context, seq int) (RequestInFull, error) {
-	var request RequestInFull
+// Request is one request of the journal.
+func (c *Client) Request(ctx context.Context, seq int) (Request, error) {
+	var request Request
 	err := c.call(ctx, call{method: "GET", path: "/_test/requests/" + strconv.Itoa(seq)}, &request)
 	return request, err
+}
+
+// journalQuery asks for route's requests (AnyRoute: all), each in full.
+func journalQuery(route Route) url.Values {
+	query := url.Values{"bodies": {"true"}}
+	if route != AnyRoute {
+		query.Set("route", string(route))
+	}
+	return query
+}
+
+// Verdict is the stub's answer to one of its checks: whether it held, and the words that say so.
+type Verdict struct {
+	Check   string `json:"check"`
+	Passed  bool   `json:"passed"`
+	Message string `json:"message"`
+}
+
+// Check runs one of the stub's checks of the journal ("retry-after", "no-request", "exposure",
+// "no-warnings") with its parameters; a failed check is a Verdict, not an error.
+func (c *Client) Check(ctx context.Context, check string, parameters url.Values) (Verdict, error) {
+	var verdict Verdict
+	err := c.call(ctx, call{method: "GET", path: "/_test/checks/" + url.PathEscape(check), query: parameters}, &verdict)
+	return verdict, err
+}
+
+// Offline is an address where nothing listens: a connection to it is refused at once.
+func (c *Client) Offline(ctx context.Context) (string, error) {
+	var answer struct{ URL string }
+	err := c.call(ctx, call{method: "GET", path: "/_test/offline", unscoped: true}, &answer)
+	return answer.URL, err
 }
 
 // Snapshot is the namespace's inspector page, as one HTML file.
@@ -169,10 +192,9 @@ func (c *Client) WaitForRecorded(ctx context.Context, list string, n int) ([]Eve
 func (c *Client) WaitForRequests(ctx context.Context, n int, route Route) ([]Request, error) {
 	ctx, waitMs, cancel := waiting(ctx)
 	defer cancel()
-	query := url.Values{"min": {strconv.Itoa(n)}, "waitMs": {strconv.Itoa(waitMs)}}
-	if route != AnyRoute {
-		query.Set("route", string(route))
-	}
+	query := journalQuery(route)
+	query.Set("min", strconv.Itoa(n))
+	query.Set("waitMs", strconv.Itoa(waitMs))
 	var answer struct{ Requests []Request }
 	if err := c.call(ctx, call{method: "GET", path: "/_test/requests", query: query, waitMs: waitMs}, &answer); err != nil {
 		return nil, err
@@ -242,17 +264,18 @@ func (c *Client) SetRateLimit(ctx context.Context, perSecond float64, perKey map
 	return c.call(ctx, call{method: "POST", path: "/_test/rate-limit", body: body}, nil)
 }
 
-// CreateNamespace creates namespace name now, with these keys bound to it; a client in it.
-func (c *Client) CreateNamespace(ctx context.Context, name string, keys ...string) (*Client, error) {
-	scoped, err := c.InNamespace(name)
-	if err != nil {
-		return nil, err
-	}
+// CreateNamespace creates a namespace for the test that id names (t.Name()), with these keys
+// bound to it, and is a client in it. The stub names it: readable, and distinct from any other.
+func (c *Client) CreateNamespace(ctx context.Context, id string, keys ...string) (*Client, error) {
 	if keys == nil {
 		keys = []string{}
 	}
-	body := map[string]any{"name": name, "keys": keys}
-	return scoped, c.call(ctx, call{method: "POST", path: "/_test/namespaces", body: body, unscoped: true}, nil)
+	var created NamespaceInfo
+	body := map[string]any{"test": id, "keys": keys}
+	if err := c.call(ctx, call{method: "POST", path: "/_test/namespaces", body: body, unscoped: true}, &created); err != nil {
+		return nil, err
+	}
+	return c.InNamespace(created.Name), nil
 }
 
 // Namespaces lists every namespace and what it holds.

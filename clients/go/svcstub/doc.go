@@ -10,7 +10,13 @@
 //		stub.AssertNoRequest(svcstub.RouteCapture)
 //	}
 //
-// The stub is started on first use (svc-stub --port 0, from SVC_STUB_BIN or PATH) and shared
-// by every test of the run, every package of one `go test` included; it stops when the run
-// ends, however it ends. SVC_STUB_URL uses a stub that is already running instead.
+// The package is a typed client of what the stub decides, and decides none of it itself: one
+// stub for a `go test` run, shared by all its packages and stopped when the run ends however it
+// ends, is `svc-stub shared --owner-named go`; a test's namespace is named by the stub from
+// t.Name() (POST /_test/namespaces {"test": ...}); an assertion's verdict and words are the
+// stub's (GET /_test/checks/{check}). A change to one of those rules is one change, in the
+// stub. SVC_STUB_URL uses a stub that is already running instead.
+//
+// A failed test's journal goes to svc-stub-journal/<package path> in os.TempDir() (or in
+// SVC_STUB_JOURNAL_DIR), emptied of earlier runs' journals when a run writes its first.
 package svcstub

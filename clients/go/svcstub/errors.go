@@ -30,7 +30,8 @@ func (e *UnreachableError) Error() string {
 	return fmt.Sprintf("svc-stub at %s does not answer (%s); start one there (svc-stub --port %s) or correct the URL", e.URL, e.Reason, port)
 }
 
-// StartError says a stub could not be started: no svc-stub to run, or it stopped before it was ready.
+// StartError says the run's stub could not be had: no svc-stub command, or `svc-stub shared`
+// refused or did not start it (in the stub's own words).
 type StartError struct{ Message string }
 
 func (e *StartError) Error() string { return e.Message }

@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -32,73 +31,81 @@ func closedURL(t *testing.T) string {
 	return server.URL
 }
 
-func TestStartFailuresAreOneLine(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		options StartOptions
-		want    string
-	}{
-		{
-			"no svc-stub to run",
-			StartOptions{Bin: "/nonexistent/svc-stub"},
-			"svc-stub: no '/nonexistent/svc-stub' to run; install it (pip install svc-stub) or set SVC_STUB_BIN to its path",
-		},
-		{
-			"a stub that does not start: its own last line",
-			StartOptions{Args: []string{"--fixtures", "/nonexistent/flags.yaml"}},
-			"svc-stub did not start (exit code 2): svc-stub: error: /nonexistent/flags.yaml: no such file",
-		},
-	} {
-		tc := tc
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			process, err := Start(tc.options)
-			if err == nil {
-				_ = process.Stop()
-				t.Fatal("it started")
-			}
-			var startErr *StartError
-			if !errors.As(err, &startErr) || err.Error() != tc.want {
-				t.Errorf("err = %T %q\nwant a *StartError %q", err, err, tc.want)
-			}
-		})
+// fakeBin is an svc-stub command that runs script (sh), as SVC_STUB_BIN for the rest of the test.
+func fakeBin(t *testing.T, script string) string {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("the fake svc-stub is a shell script")
+	}
+	bin := filepath.Join(t.TempDir(), "svc-stub")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"+script+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(BinVariable, bin)
+	return bin
+}
+
+func TestTheRunsStubIsSvcStubShared(t *testing.T) {
+	said := filepath.Join(t.TempDir(), "args")
+	fakeBin(t, `echo "$@" > `+said+`; echo "svc-stub listening on http://127.0.0.1:4321"`)
+	url, err := sharedStub()
+	if err != nil || url != "http://127.0.0.1:4321" {
+		t.Fatalf("sharedStub() = %q, %v; want the URL of its ready line", url, err)
+	}
+	if args := strings.TrimSpace(readFile(t, said)); args != "shared --owner-named go --require "+Version {
+		t.Errorf("it ran svc-stub %s", args)
 	}
 }
 
-func TestAFailedStartLeavesNothingInTheTemporaryDirectory(t *testing.T) {
-	t.Setenv("TMPDIR", t.TempDir()) // so not parallel
-	if process, err := Start(StartOptions{Args: []string{"--fixtures", "/nonexistent/flags.yaml"}}); err == nil {
-		_ = process.Stop()
-		t.Fatal("it started")
-	}
-	if left, _ := os.ReadDir(os.TempDir()); len(left) != 0 {
-		t.Errorf("left behind: %v", left)
-	}
-}
-
-func TestAStartedStubServesAndIsGoneOnceStopped(t *testing.T) {
-	t.Parallel()
-	process, err := Start(StartOptions{})
+func TestSharedStubFailuresAreOneLine(t *testing.T) {
+	root, err := filepath.Abs("../../..") // this package's clone of svc-stub
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !regexp.MustCompile(`^http://127\.0\.0\.1:\d+$`).MatchString(process.URL) {
-		t.Errorf("URL = %s", process.URL)
+	install := "install it from its clone (python3 -m venv .venv && .venv/bin/pip install " + root +
+		") and set SVC_STUB_BIN=$PWD/.venv/bin/svc-stub, or SVC_STUB_URL to a running stub"
+	for _, tc := range []struct {
+		name   string
+		script string // "" for no svc-stub command
+		want   string
+	}{
+		{"SVC_STUB_BIN names no command", "",
+			"svc-stub: no svc-stub command (SVC_STUB_BIN=/nonexistent/svc-stub is not one); " + install},
+		{"the command's own words", `echo "svc-stub: error: shared: this svc-stub is 0.0.9, older than the 0.1.0 the helper needs" >&2; exit 2`,
+			"svc-stub: error: shared: this svc-stub is 0.0.9, older than the 0.1.0 the helper needs"},
+		{"a command that is not svc-stub shared", `echo "Usage: svc-stub [OPTIONS]"; echo "Error: Got unexpected extra arguments" >&2; exit 2`,
+			"svc-stub: {bin} shared: exit status 2 Error: Got unexpected extra arguments"},
+		{"no ready line", `echo hello`, `svc-stub: {bin} shared printed "hello\n", not its ready line`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bin := "/nonexistent/svc-stub"
+			if tc.script == "" {
+				t.Setenv(BinVariable, bin)
+			} else {
+				bin = fakeBin(t, tc.script)
+			}
+			_, err := sharedStub()
+			var startErr *StartError
+			if want := strings.ReplaceAll(tc.want, "{bin}", bin); !errors.As(err, &startErr) || err.Error() != want {
+				t.Errorf("err = %T %q\nwant a *StartError %q", err, err, want)
+			}
+		})
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := NewClient(process.URL).Health(ctx); err != nil {
-		t.Errorf("health: %v", err)
-	}
-	if err := process.Stop(); err != nil {
-		t.Fatalf("stop: %v", err)
-	}
-	var unreachable *UnreachableError
-	if err := NewClient(process.URL).Health(ctx); !errors.As(err, &unreachable) {
-		t.Errorf("health once stopped: %v, want an *UnreachableError", err)
-	}
-	if _, err := os.Stat(process.LogPath); !os.IsNotExist(err) {
-		t.Errorf("its log %s is still there: %v", process.LogPath, err)
+	t.Run("none on PATH", func(t *testing.T) {
+		t.Setenv(BinVariable, "")
+		t.Setenv("PATH", t.TempDir())
+		want := "svc-stub: no svc-stub command (SVC_STUB_BIN is not set and none is on PATH); " + install
+		if _, err := sharedStub(); err == nil || err.Error() != want {
+			t.Errorf("err = %v\nwant %s", err, want)
+		}
+	})
+}
+
+func TestARunsStubThatDoesNotStartSaysWhyInOneLine(t *testing.T) {
+	t.Setenv("SVC_STUB_FIXTURES", "/nonexistent/flags.yaml") // another run's key than this run's stub
+	_, err := sharedStub()
+	if err == nil || !strings.HasPrefix(err.Error(), "svc-stub: error: ") || !strings.Contains(err.Error(), "/nonexistent/flags.yaml") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("err = %q, want the stub's one line naming the fixture file it cannot read", err)
 	}
 }
 
@@ -121,6 +128,7 @@ func TestAStubAtSVCStubURLIsCheckedWithOneLine(t *testing.T) {
 		})
 	}
 	older, newer := claiming("0.0.9"), claiming("0.10.0")
+	root, _ := filepath.Abs("../../..")
 	running, err := RunURL()
 	if err != nil {
 		t.Fatal(err)
@@ -131,11 +139,11 @@ func TestAStubAtSVCStubURLIsCheckedWithOneLine(t *testing.T) {
 	}{
 		{"nothing answers", closed, fmt.Sprintf("svc-stub: SVC_STUB_URL=%s does not answer as svc-stub (connection refused); %s", closed, use)},
 		{"something else answers", notFound, fmt.Sprintf("svc-stub: SVC_STUB_URL=%s does not answer as svc-stub (404 from /health: <h1>Not Found</h1>); %s", notFound, use)},
-		{"an older stub", older, fmt.Sprintf("svc-stub: SVC_STUB_URL=%s is svc-stub 0.0.9, older than this package (%s); upgrade it (pip install -U svc-stub)", older, Version)},
+		{"an older stub", older, fmt.Sprintf("svc-stub: SVC_STUB_URL=%s is svc-stub 0.0.9, older than this package (%s); upgrade it (pip install --upgrade %s)", older, Version, root)},
 		{"a newer stub", newer, ""},
 		{"the run's stub", running, ""},
 	} {
-		err := checkStub(tc.url, URLVariable+"="+tc.url)
+		err := checkStub(tc.url)
 		if got := fmt.Sprint(err); err == nil && tc.want != "" || err != nil && got != tc.want {
 			t.Errorf("%s: checkStub = %v\nwant %q", tc.name, err, tc.want)
 		}
@@ -159,7 +167,7 @@ func TestRecentEnoughComparesNumbers(t *testing.T) {
 func TestTheControlClientAtADeadURLSaysSoInOneLine(t *testing.T) {
 	t.Parallel()
 	closed := closedURL(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard
 	defer cancel()
 	_, err := NewClient(closed).Armed(ctx)
 	var unreachable *UnreachableError
@@ -167,10 +175,6 @@ func TestTheControlClientAtADeadURLSaysSoInOneLine(t *testing.T) {
 	want := fmt.Sprintf("svc-stub at %s does not answer (connection refused); start one there (svc-stub --port %s) or correct the URL", closed, port)
 	if !errors.As(err, &unreachable) || err.Error() != want {
 		t.Errorf("err = %T %q\nwant an *UnreachableError %q", err, err, want)
-	}
-	_, err = NewClient(closed).InNamespace("no spaces")
-	if want := `svcstub: namespace "no spaces" is not a namespace name`; err == nil || !strings.HasPrefix(err.Error(), want) {
-		t.Errorf("InNamespace(\"no spaces\") = %v, want %s...", err, want)
 	}
 }
 
@@ -240,7 +244,7 @@ func TestNewFailsTheTestInOneLineWithoutAStub(t *testing.T) {
 		}
 	}
 	output, err := GoTest(t, ".", map[string]string{
-		"SVCSTUB_CHILD": "no-stub", BinVariable: "/nonexistent/svc-stub", URLVariable: "",
+		"SVCSTUB_CHILD": "no-stub", BinVariable: "", URLVariable: "",
 		"PATH": strings.Join(path, string(filepath.ListSeparator)),
 	}, "-run", "^TestChildNewWithoutAStub$", "-v", ".")
 	line := 0
@@ -249,9 +253,12 @@ func TestNewFailsTheTestInOneLineWithoutAStub(t *testing.T) {
 			line = i + 1
 		}
 	}
+	root, _ := filepath.Abs("../../..")
 	want := fmt.Sprintf("=== RUN   TestChildNewWithoutAStub\n"+
-		"    errors_test.go:%d: svc-stub: no '/nonexistent/svc-stub' to run; install it (pip install svc-stub) or set SVC_STUB_BIN to its path\n"+
-		"--- FAIL: TestChildNewWithoutAStub", line)
+		"    errors_test.go:%d: svc-stub: no svc-stub command (SVC_STUB_BIN is not set and none is on PATH); "+
+		"install it from its clone (python3 -m venv .venv && .venv/bin/pip install %s) and set SVC_STUB_BIN=$PWD/.venv/bin/svc-stub, "+
+		"or SVC_STUB_URL to a running stub\n"+
+		"--- FAIL: TestChildNewWithoutAStub", line, root)
 	if err == nil || !strings.Contains(output, want) {
 		t.Errorf("the child test (%v) printed:\n%s\nwant in it:\n%s", err, output, want)
 	}

@@ -16,6 +16,19 @@ import (
 // was), with env's variables set ("" unsets one); its output, and how it ended.
 func GoTest(t *testing.T, dir string, env map[string]string, args ...string) (string, error) {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // a hang guard
+	defer cancel()
+	command := GoTestCommand(ctx, t, dir, env, args...)
+	output, err := command.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("go test %s did not end within 60s:\n%s", strings.Join(args, " "), output)
+	}
+	return string(output), err
+}
+
+// GoTestCommand is GoTest's command, not started.
+func GoTestCommand(ctx context.Context, t *testing.T, dir string, env map[string]string, args ...string) *exec.Cmd {
+	t.Helper()
 	goCommand, err := exec.LookPath("go")
 	if err != nil {
 		t.Skipf("no go command to run a child test: %v", err)
@@ -28,16 +41,10 @@ func GoTest(t *testing.T, dir string, env map[string]string, args ...string) (st
 			}
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
 	command := exec.CommandContext(ctx, goCommand, append(flags, args...)...)
 	command.Dir = dir
 	command.Env = environment(env)
-	output, err := command.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("go test %s did not end within 60s:\n%s", strings.Join(args, " "), output)
-	}
-	return string(output), err
+	return command
 }
 
 // environment is this process's environment with env's variables set ("" unsets one).

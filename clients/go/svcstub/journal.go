@@ -1,6 +1,7 @@
 package svcstub
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -41,7 +42,7 @@ type FaultRecord struct {
 	Step    *int   `json:"step,omitempty"`
 }
 
-// Request is one request as the journal lists it.
+// Request is one request of the journal, in full.
 type Request struct {
 	Seq        int               `json:"seq"`
 	Method     string            `json:"method"`
@@ -56,6 +57,13 @@ type Request struct {
 	Warning    *string           `json:"warning"`
 	RetryAfter *int              `json:"retryAfter"`
 	Headers    map[string]string `json:"headers"` // lower-case names, secrets redacted
+	Body       *RecordedBody     `json:"body"`    // nil: none was sent
+	Answer     *struct {
+		Status  int               `json:"status"`
+		Headers map[string]string `json:"headers"`
+		Body    *RecordedBody     `json:"body"`
+	} `json:"answer"` // nil: no HTTP answer
+	Curl string `json:"curl"` // a curl line that sends it again
 }
 
 // StatusOr is the answer's status, or 0 when none was given.
@@ -66,16 +74,19 @@ func (r Request) StatusOr() int {
 	return *r.Status
 }
 
-// RequestInFull is one request with the body it sent, the answer it got and a curl line.
-type RequestInFull struct {
-	Request
-	Body   *RecordedBody `json:"body"`
-	Answer *struct {
-		Status  int               `json:"status"`
-		Headers map[string]string `json:"headers"`
-		Body    *RecordedBody     `json:"body"`
-	} `json:"answer"`
-	Curl string `json:"curl"`
+// Text is the body the request sent ("" if none), a key in it hidden as in Headers.
+func (r Request) Text() string { return r.Body.String() }
+
+// JSON decodes the body the request sent into v, as json.Unmarshal does; an error says which
+// request had no body, or one that did not decode.
+func (r Request) JSON(v any) error {
+	if r.Body == nil {
+		return fmt.Errorf("svcstub: request #%d (%s %s) has no body", r.Seq, r.Method, r.Path)
+	}
+	if err := json.Unmarshal([]byte(r.Body.String()), v); err != nil {
+		return fmt.Errorf("svcstub: the body of request #%d (%s %s): %w", r.Seq, r.Method, r.Path, err)
+	}
+	return nil
 }
 
 // RecordedBody is a body as sent: Text when it is UTF-8, else Base64.
@@ -85,6 +96,20 @@ type RecordedBody struct {
 	Bytes  int     `json:"bytes"`
 }
 
+// String is the body's bytes ("" for none).
+func (b *RecordedBody) String() string {
+	switch {
+	case b == nil:
+		return ""
+	case b.Text != nil:
+		return *b.Text
+	case b.Base64 != nil:
+		raw, _ := base64.StdEncoding.DecodeString(*b.Base64)
+		return string(raw)
+	}
+	return ""
+}
+
 // NamespaceInfo is a namespace as the stub lists it.
 type NamespaceInfo struct {
 	Name        string         `json:"name"`
@@ -92,65 +117,6 @@ type NamespaceInfo struct {
 	Flags       int            `json:"flags"`
 	ArmedFaults int            `json:"armedFaults"`
 	Recorded    map[string]int `json:"recorded"`
-}
-
-func exposureMissing(exposures []Event, flagKey, targetingKey, variant string) string {
-	for _, e := range exposures {
-		if e["flagKey"] == flagKey && e["targetingKey"] == targetingKey && (variant == "" || e["variant"] == variant) {
-			return ""
-		}
-	}
-	wanted := fmt.Sprintf("exposure of %s for %s", flagKey, targetingKey)
-	if variant != "" {
-		wanted += fmt.Sprintf(" (variant %s)", variant)
-	}
-	return fmt.Sprintf("no %s; exposures recorded:\n%s", wanted, shown(exposures))
-}
-
-func unexpectedRequests(requests []Request, route Route) string {
-	if len(requests) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("expected no request to %s, got %d:\n%s", route, len(requests), listed(requests))
-}
-
-func warnedRequests(requests []Request) string {
-	var lines []string
-	for _, r := range requests {
-		if r.Warning != nil {
-			lines = append(lines, fmt.Sprintf("  #%d %s %s: %s", r.Seq, r.Method, r.Path, *r.Warning))
-		}
-	}
-	if len(lines) == 0 {
-		return ""
-	}
-	noun := "request"
-	if len(lines) > 1 {
-		noun = "requests"
-	}
-	return fmt.Sprintf("%d %s used a key where the service refuses it:\n%s", len(lines), noun, strings.Join(lines, "\n"))
-}
-
-// retryAfterSlackMs is what a timer may fire early by before a wait counts as short.
-const retryAfterSlackMs = 5.0
-
-func earlyRetries(requests []Request, route Route) string {
-	var lines []string
-	for i := 1; i < len(requests); i++ {
-		before, after := requests[i-1], requests[i]
-		if before.RetryAfter == nil {
-			continue
-		}
-		waited := after.ArrivedMs - (before.ArrivedMs + before.DurationMs)
-		if waited+retryAfterSlackMs < float64(*before.RetryAfter)*1000 {
-			lines = append(lines, fmt.Sprintf("  #%d came %.0f ms after #%d was answered %d with Retry-After: %d",
-				after.Seq, waited, before.Seq, before.StatusOr(), *before.RetryAfter))
-		}
-	}
-	if len(lines) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("retried %s before Retry-After allowed:\n%s", route, strings.Join(lines, "\n"))
 }
 
 // gapsMs is the time between each request's arrival and the next one's.

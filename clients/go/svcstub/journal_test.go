@@ -15,6 +15,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -50,7 +51,7 @@ func sendAsClient(base, path, authorization string, body any) (clientAnswer, err
 	if err != nil {
 		return clientAnswer{}, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard
 	defer cancel()
 	method := http.MethodPost
 	if body == nil {
@@ -126,7 +127,7 @@ func TestAWaitReturnsAsSoonAsALateCaptureArrives(t *testing.T) {
 		sent <- err
 	}()
 	started := time.Now()
-	events := stub.WaitForSvcEvents(within(t, 10*time.Second), 1)
+	events := stub.WaitForSvcEvents(within(t, time.Minute), 1)
 	took := time.Since(started)
 	if err := <-sent; err != nil {
 		t.Fatal(err)
@@ -160,11 +161,11 @@ func TestWaitForRequestsCountsOneRoute(t *testing.T) {
 	stub := svcstub.New(t)
 	postCapture(t, stub.URL, exposure)
 	postEvaluate(t, stub.URL, "checkout-v2")
-	requests := stub.WaitForRequests(within(t, 5*time.Second), 1, svcstub.RouteEvaluate)
+	requests := stub.WaitForRequests(within(t, time.Minute), 1, svcstub.RouteEvaluate)
 	if len(requests) != 1 || requests[0].Path != "/v1/flags/evaluate" || requests[0].StatusOr() != 200 {
 		t.Errorf("requests to evaluate = %+v", requests)
 	}
-	if all := stub.WaitForRequests(within(t, 5*time.Second), 2, svcstub.AnyRoute); len(all) != 2 {
+	if all := stub.WaitForRequests(within(t, time.Minute), 2, svcstub.AnyRoute); len(all) != 2 {
 		t.Errorf("requests to any route = %+v, want the capture and the evaluate", all)
 	}
 	started := time.Now()
@@ -183,7 +184,7 @@ func TestWaitForRequestsCountsOneRoute(t *testing.T) {
 		_, _ = sendAsClient(stub.URL, "/v1/flags/evaluate", goServerKey, map[string]any{"targetingKey": "user-1", "flagKeys": []string{}})
 	}()
 	started = time.Now()
-	if late := stub.WaitForRequests(within(t, 10*time.Second), 2, svcstub.RouteEvaluate); len(late) != 2 {
+	if late := stub.WaitForRequests(within(t, time.Minute), 2, svcstub.RouteEvaluate); len(late) != 2 {
 		t.Errorf("requests to evaluate = %+v, want the late one too", late)
 	}
 	if took := time.Since(started); took < 250*time.Millisecond {
@@ -193,7 +194,7 @@ func TestWaitForRequestsCountsOneRoute(t *testing.T) {
 
 func TestAPreflightCountsOnlyWhenAskedFor(t *testing.T) {
 	stub := svcstub.New(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard
 	defer cancel()
 	preflight, err := http.NewRequestWithContext(ctx, http.MethodOptions, stub.URL+"/v1/flags/evaluate", nil)
 	if err != nil {
@@ -207,7 +208,7 @@ func TestAPreflightCountsOnlyWhenAskedFor(t *testing.T) {
 	}
 	answer.Body.Close()
 
-	if listed := stub.WaitForRequests(within(t, 5*time.Second), 1, svcstub.RoutePreflight); len(listed) != 1 {
+	if listed := stub.WaitForRequests(within(t, time.Minute), 1, svcstub.RoutePreflight); len(listed) != 1 {
 		t.Errorf("preflights = %+v", listed)
 	}
 	_, err = stub.Client().WaitForRequests(within(t, 200*time.Millisecond), 1, svcstub.AnyRoute)
@@ -262,10 +263,11 @@ func TestFailingAssertionsReadWell(t *testing.T) {
 		t.Fatalf("the child test did not fail (%v):\n%s", err, output)
 	}
 	for _, want := range []string{
-		fmt.Sprintf("    journal_test.go:%d: no exposure of checkout-v2 for user-2; exposures recorded:\n        [\n",
+		// the stub's verdicts, word for word, at the test's lines
+		fmt.Sprintf("    journal_test.go:%d: no exposure of checkout-v2 for user-2; exposures recorded:\n"+
+			"          checkout-v2 for user-1: variant treatment-b\n",
 			lineOf(t, "journal_test.go", `stub.AssertExposure("checkout-v2", "user-2", "")`)),
-		`        "flagKey": "checkout-v2",`,
-		fmt.Sprintf("    journal_test.go:%d: expected no request to capture, got 1:\n",
+		fmt.Sprintf("    journal_test.go:%d: expected no request to route 'capture', got 1:\n",
 			lineOf(t, "journal_test.go", `stub.AssertNoRequest(svcstub.RouteCapture)`)),
 		// logged when the test has ended, at the line that gave it its namespace
 		fmt.Sprintf("    journal_test.go:%d: svc-stub journal of this test: ",
@@ -279,33 +281,163 @@ func TestFailingAssertionsReadWell(t *testing.T) {
 		t.Errorf("the child's output does not list its capture:\n%s", output)
 	}
 
-	named := regexp.MustCompile(`svc-stub journal of this test: (.+) \(open it in a browser\)`).FindStringSubmatch(output)
-	if named == nil {
-		t.Fatalf("the child's output names no journal:\n%s", output)
+	page := journalNamed(t, output)
+	if want := filepath.Join(journals, "github.com/svc-stub/svc-stub/clients/go/svcstub"); filepath.Dir(page) != want {
+		t.Errorf("the journal is %s, not in %s/<package path>: %s", page, svcstub.JournalVariable, want)
 	}
-	if filepath.Dir(named[1]) != journals {
-		t.Errorf("the journal is %s, not in %s=%s", named[1], svcstub.JournalVariable, journals)
-	}
-	page, err := os.ReadFile(named[1])
+	text, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatalf("the journal named: %v", err)
 	}
-	if !regexp.MustCompile(`(?i)^<!doctype html>`).Match(page) || !bytes.Contains(page, []byte("/v1/capture")) {
-		t.Errorf("the journal is not the inspector page listing the child's capture:\n%.500s", page)
+	if !regexp.MustCompile(`(?i)^<!doctype html>`).Match(text) || !bytes.Contains(text, []byte("/v1/capture")) {
+		t.Errorf("the journal is not the inspector page listing the child's capture:\n%.500s", text)
 	}
 
-	namespaces, err := svcstub.NewClient(stubURL).Namespaces(within(t, 5*time.Second))
+	namespaces, err := svcstub.NewClient(stubURL).Namespaces(within(t, time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
+	childs := strings.TrimSuffix(filepath.Base(page), ".html") // the journal is named after it
 	for _, namespace := range namespaces {
-		if strings.HasPrefix(namespace.Name, "TestChildFailingAssertions-") {
+		if namespace.Name == childs {
 			t.Errorf("the child's namespace %s is still there", namespace.Name)
 		}
 	}
 }
 
+// journalNamed is the journal a child test's output names.
+func journalNamed(t *testing.T, output string) string {
+	t.Helper()
+	named := regexp.MustCompile(`svc-stub journal of this test: (.+) \(open it in a browser\)`).FindStringSubmatch(output)
+	if named == nil {
+		t.Fatalf("the child's output names no journal:\n%s", output)
+	}
+	return named[1]
+}
+
+// A failed test's journal goes to the temporary directory, never among the sources, and a run
+// that writes one removes the journals of earlier runs.
+func TestAFailedTestsJournalIsATemporaryFileOfTheLastRun(t *testing.T) {
+	t.Parallel()
+	stubURL, err := svcstub.RunURL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	temporary := t.TempDir()
+	failing := func() string {
+		output, err := svcstub.GoTest(t, ".", map[string]string{
+			childVariable: "journal", svcstub.URLVariable: stubURL, svcstub.JournalVariable: "", "TMPDIR": temporary,
+		}, "-run", "^TestChildFailingAssertions$", "-v", ".")
+		if err == nil {
+			t.Fatalf("the child test did not fail:\n%s", output)
+		}
+		return journalNamed(t, output)
+	}
+
+	first := failing()
+	directory := filepath.Join(temporary, "svc-stub-journal", "github.com/svc-stub/svc-stub/clients/go/svcstub")
+	if filepath.Dir(first) != directory {
+		t.Errorf("the journal is %s, not in %s", first, directory)
+	}
+	earlier := filepath.Join(directory, "TestOfAnEarlierRun-0123abcd.html")
+	if err := os.WriteFile(earlier, []byte("<!doctype html>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	second := failing()
+	if _, err := os.Stat(second); err != nil {
+		t.Errorf("the second run's journal: %v", err)
+	}
+	for _, gone := range []string{first, earlier} {
+		if _, err := os.Stat(gone); !os.IsNotExist(err) {
+			t.Errorf("%s is still there after another run wrote its journal (%v)", gone, err)
+		}
+	}
+}
+
 // -- the journal in full ----------------------------------------------------------------------
+
+func TestARecordedBodyReadsAsJSONInOneCall(t *testing.T) {
+	stub := svcstub.New(t)
+	postCapture(t, stub.URL, exposure)
+
+	var capture struct{ Events []svcstub.Event }
+	if err := stub.Requests(svcstub.RouteCapture)[0].JSON(&capture); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(capture.Events, []svcstub.Event{exposure}) {
+		t.Errorf("the capture's events = %v, want the exposure sent", capture.Events)
+	}
+
+	_, _ = sendAsClient(stub.URL, "/v1/projects", goServerKey, nil) // a GET: no body
+	get := stub.WaitForRequests(within(t, time.Minute), 1, svcstub.RouteProjects)[0]
+	var nothing any
+	if err := get.JSON(&nothing); get.Text() != "" || err == nil || err.Error() != fmt.Sprintf("svcstub: request #%d (GET /v1/projects) has no body", get.Seq) {
+		t.Errorf("a GET's body: %q, JSON: %v", get.Text(), err)
+	}
+	var wrong []int
+	if err := stub.Requests(svcstub.RouteCapture)[0].JSON(&wrong); err == nil || !strings.HasPrefix(err.Error(), "svcstub: the body of request #") {
+		t.Errorf("a body into the wrong type: %v", err)
+	}
+}
+
+// A delayed request is listed where it arrived, before a quick one that came after it and ended
+// first (and not at all while it is in flight).
+func TestRequestsAreListedInArrivalOrder(t *testing.T) {
+	stub := svcstub.New(t)
+	stub.Arm(svcstub.Fault{Mode: svcstub.ModeDelay, Delay: time.Minute, ApplyTo: []svcstub.Selector{svcstub.OnEvaluate}, TTLRequests: 1})
+	ctx, giveUp := context.WithCancel(context.Background())
+	defer giveUp()
+	delayed := make(chan error, 1)
+	go func() {
+		request, _ := http.NewRequestWithContext(ctx, "POST", stub.URL+"/v1/flags/evaluate", strings.NewReader(`{"targetingKey": "user-1"}`))
+		request.Header.Set("Authorization", goServerKey)
+		_, err := http.DefaultClient.Do(request)
+		delayed <- err
+	}()
+	hangGuard := time.After(time.Minute)
+	for len(stub.Armed()) != 0 { // until the delay fires: the request has arrived
+		select {
+		case err := <-delayed:
+			t.Fatalf("the delayed request ended before its fault fired: %v", err)
+		case <-hangGuard:
+			t.Fatal("the delay fault did not fire within a minute")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	postEvaluate(t, stub.URL, "checkout-v2")
+	if listed := stub.WaitForRequests(within(t, time.Minute), 1, svcstub.RouteEvaluate); len(listed) != 1 || listed[0].StatusOr() != 200 {
+		t.Fatalf("with the delayed request in flight, the journal lists %+v; want the quick one alone", listed)
+	}
+	giveUp()
+	<-delayed
+
+	listed := stub.WaitForRequests(within(t, time.Minute), 2, svcstub.RouteEvaluate)
+	if len(listed) != 2 || listed[0].Fault == nil || listed[0].Fault.Mode != svcstub.ModeDelay || listed[1].StatusOr() != 200 || listed[0].Seq > listed[1].Seq {
+		t.Errorf("the journal lists %+v; want the delayed request, then the quick one", listed)
+	}
+}
+
+func TestTheOfflineURLRefusesAConnection(t *testing.T) {
+	t.Parallel()
+	stub := svcstub.New(t)
+	offline := stub.OfflineURL()
+	if !regexp.MustCompile(`^http://127\.0\.0\.1:\d+$`).MatchString(offline) {
+		t.Errorf("OfflineURL() = %s", offline)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard
+	defer cancel()
+	request, _ := http.NewRequestWithContext(ctx, "GET", offline+"/v1/flags", nil)
+	answer, err := http.DefaultClient.Do(request)
+	if err == nil {
+		answer.Body.Close()
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("a client's GET %s: %v, want the connection refused", offline, err)
+	}
+	if again := stub.OfflineURL(); again != offline {
+		t.Errorf("OfflineURL() is %s, then %s", offline, again)
+	}
+}
 
 func TestARequestInFull(t *testing.T) {
 	stub := svcstub.New(t)
@@ -315,8 +447,11 @@ func TestARequestInFull(t *testing.T) {
 		t.Fatalf("requests to evaluate = %+v", listed)
 	}
 	full := stub.Request(listed[0].Seq)
-	if full.Body == nil || full.Body.Text == nil || *full.Body.Text != `{"flagKeys":["checkout-v2"],"targetingKey":"user-1"}` {
-		t.Errorf("body = %+v", full.Body)
+	if !reflect.DeepEqual(full, listed[0]) {
+		t.Errorf("Request(%d) = %+v\nwant it as listed: %+v", listed[0].Seq, full, listed[0])
+	}
+	if full.Text() != `{"flagKeys":["checkout-v2"],"targetingKey":"user-1"}` {
+		t.Errorf("body = %q", full.Text())
 	}
 	if full.Answer == nil || full.Answer.Status != 200 || !strings.Contains(full.Curl, "curl") {
 		t.Errorf("answer = %+v, curl = %q", full.Answer, full.Curl)
@@ -324,7 +459,7 @@ func TestARequestInFull(t *testing.T) {
 	if got := full.Headers["authorization"]; got != "Bearer project-api-key_[redacted]" {
 		t.Errorf("authorization = %q, want the key redacted", got)
 	}
-	if page, err := stub.Client().Snapshot(within(t, 5*time.Second)); err != nil || !strings.Contains(page, "/v1/flags/evaluate") {
+	if page, err := stub.Client().Snapshot(within(t, time.Minute)); err != nil || !strings.Contains(page, "/v1/flags/evaluate") {
 		t.Errorf("snapshot: %v\n%.300s", err, page)
 	}
 	if recorded := stub.Recorded(); len(recorded.Events)+len(recorded.SvcEvents)+len(recorded.Targets) != 0 {
@@ -351,7 +486,7 @@ func TestFixturesFromFilesAndMerged(t *testing.T) {
 			t.Errorf("%s = %v, want %v", flag, got, want)
 		}
 	}
-	if _, err := stub.Client().SetFixtures(within(t, 5*time.Second), "testdata/missing.yaml", false); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+	if _, err := stub.Client().SetFixtures(within(t, time.Minute), "testdata/missing.yaml", false); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
 		t.Errorf("a missing file: err = %v", err)
 	}
 }

@@ -240,17 +240,18 @@ func TestArmedFaultReadsEveryParameterAsTheStubListsIt(t *testing.T) {
 	}
 }
 
-func TestLongPollParametersAreTheStubs(t *testing.T) {
+func TestQueryParametersAreTheStubs(t *testing.T) {
 	document := readOpenAPI(t)
-	source := readSource(t, "client.go")
+	source := readSource(t, "client.go") + readSource(t, "stub.go")
 	for path, names := range map[string][]string{
-		"/_test/events":   {"minEvents", "minSvcEvents", "minTargets", "waitMs"},
-		"/_test/requests": {"route", "min", "waitMs"},
+		"/_test/events":         {"minEvents", "minSvcEvents", "minTargets", "waitMs"},
+		"/_test/requests":       {"route", "min", "waitMs", "bodies"},
+		"/_test/checks/{check}": {"route", "flagKey", "targetingKey", "variant"},
 	} {
 		parameters := document.parametersOf(t, path, "get")
 		for _, name := range names {
 			if !strings.Contains(source, `"`+name+`"`) {
-				t.Errorf("client.go does not send %q (update this test's list)", name)
+				t.Errorf("client.go and stub.go do not send %q (update this test's list)", name)
 			}
 			if !contains(parameters, name) {
 				t.Errorf("%s is not a parameter of GET %s (it has %q)", name, path, parameters)
@@ -293,6 +294,60 @@ func TestEveryControlPathIsTheStubs(t *testing.T) {
 			t.Errorf("client.go calls %s %s, which the stub's document does not have", c.method, c.path)
 		}
 	}
+}
+
+// vocabularyPath is the one name per idea that every language's helper spells in its own case.
+const vocabularyPath = "../../../clients/vocabulary.json"
+
+// TestTheVocabularyIsSpelledHere: each idea of the shared vocabulary has its Go spelling in
+// this package, where that idea lives, and its control-plane name is the stub's.
+func TestTheVocabularyIsSpelledHere(t *testing.T) {
+	var vocabulary struct {
+		Words map[string]struct{ Go, ControlPlane string }
+	}
+	if err := json.Unmarshal([]byte(readSource(t, vocabularyPath)), &vocabulary); err != nil || len(vocabulary.Words) == 0 {
+		t.Fatalf("%s: %v", vocabularyPath, err)
+	}
+	home := map[string]reflect.Type{ // the type each idea is, or is a field or method of
+		"perTestObject": reflect.TypeOf(svcstub.Stub{}),
+		"routeSelector": reflect.TypeOf(svcstub.Fault{}),
+		"bodyAsText":    reflect.TypeOf(svcstub.Request{}),
+		"bodyAsJson":    reflect.TypeOf(svcstub.Request{}),
+		"offlineUrl":    reflect.TypeOf(&svcstub.Stub{}),
+	}
+	document := readOpenAPI(t)
+	for idea, word := range vocabulary.Words {
+		in, known := home[idea]
+		if !known {
+			t.Errorf("%s has %q (Go: %s), which this test does not place: add it to home", vocabularyPath, idea, word.Go)
+			continue
+		}
+		if !spells(in, word.Go) {
+			t.Errorf("%s: %s is neither the type %s nor one of its fields or methods", idea, word.Go, in)
+		}
+		if path := word.ControlPlane; strings.HasPrefix(path, "/") {
+			if document.Paths[path] == nil {
+				t.Errorf("%s: %s is not a path of the stub's document", idea, path)
+			}
+		} else if path != "" && document.Components.Schemas["ArmingDocument"].Properties[path] == nil {
+			t.Errorf("%s: %s is not a member of the stub's ArmingDocument", idea, path)
+		}
+	}
+	if applyTo := vocabulary.Words["routeSelector"].ControlPlane; applyTo != "applyTo" {
+		t.Errorf("the route selector's control-plane name is %q, not applyTo", applyTo)
+	}
+}
+
+// spells: name is the type in, or a field or method of it.
+func spells(in reflect.Type, name string) bool {
+	if _, ok := in.MethodByName(name); ok {
+		return true
+	}
+	if in.Kind() == reflect.Pointer {
+		in = in.Elem()
+	}
+	_, isField := in.FieldByName(name)
+	return in.Name() == name || isField
 }
 
 func TestHeadersAreInTheStubsDescription(t *testing.T) {

@@ -1,98 +1,131 @@
 package svcstub
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 )
 
 // The environment a test run reads.
 const (
-	// URLVariable names a stub already running, used instead of starting one.
+	// URLVariable names a stub already running, used instead of the run's own.
 	URLVariable = "SVC_STUB_URL"
 	// TokenVariable is that stub's --control-token, if it has one.
 	TokenVariable = "SVC_STUB_CONTROL_TOKEN"
-	// JournalVariable is where failed tests' journals go (default svc-stub-journal).
+	// BinVariable names the svc-stub command when it is not on PATH.
+	BinVariable = "SVC_STUB_BIN"
+	// JournalVariable is where failed tests' journals go instead of the temporary directory.
 	JournalVariable = "SVC_STUB_JOURNAL_DIR"
 )
 
 // Version is svc-stub's version: the stub's and this package's. A stub older than it is refused.
 const Version = "0.1.0"
 
+// ReadyPrefix starts the line `svc-stub shared` prints; the rest is the stub's URL.
+const ReadyPrefix = "svc-stub listening on "
+
 var run struct {
 	once sync.Once
 	url  string
 	err  error
-	own  *Process // a stub this process started for itself, stopped by Main
 }
 
-// RunURL is the stub of this test run, started on first use: the one at SVC_STUB_URL; else
-// the one the packages of this `go test` share (each package is a process of its own: the
-// first to need a stub starts it, and it stops when `go test` ends); else one of this
-// process's own. The stub reads its options from SVC_STUB_* variables too
-// (SVC_STUB_FIXTURES=flags.yaml).
+// RunURL is the stub of this test run: the one at SVC_STUB_URL, else the one `svc-stub shared`
+// starts for the `go test` this process runs under, or attaches to if another package's
+// process started it first (not under `go test`: one for this process). The stub decides how
+// a run shares it and stops it when the run ends, however it ends. It reads its options from
+// SVC_STUB_* variables (SVC_STUB_FIXTURES=flags.yaml).
 func RunURL() (string, error) {
-	run.once.Do(func() { run.url, run.err = runStub() })
+	run.once.Do(func() {
+		if running := strings.TrimRight(os.Getenv(URLVariable), "/"); running != "" {
+			run.url, run.err = running, checkStub(running)
+		} else {
+			run.url, run.err = sharedStub()
+		}
+	})
 	return run.url, run.err
 }
 
-// Main runs the tests of a TestMain and then stops a stub this process started for itself
-// (a stub shared with other packages stops when `go test` ends):
-//
-//	func TestMain(m *testing.M) { os.Exit(svcstub.Main(m)) }
-//
-// Without it the stub starts on first use all the same, and stops once this process has ended.
-func Main(m *testing.M) int {
-	code := m.Run()
-	if run.own != nil {
-		_ = run.own.Stop()
+// sharedStub runs `svc-stub shared` and reads the URL from its one line.
+func sharedStub() (string, error) {
+	bin, name := os.Getenv(BinVariable), "svc-stub"
+	if bin != "" {
+		name = bin
 	}
-	return code
-}
-
-func runStub() (string, error) {
-	if running := strings.TrimRight(os.Getenv(URLVariable), "/"); running != "" {
-		return running, checkStub(running, URLVariable+"="+running)
-	}
-	if goTest := goTestPID(); goTest != 0 && sharing {
-		url, err := sharedStub(goTest)
-		if err != nil {
-			return "", err
-		}
-		return url, checkStub(url, url)
-	}
-	process, err := Start(StartOptions{})
+	path, err := exec.LookPath(name)
 	if err != nil {
-		return "", err
+		return "", &StartError{noCommand(bin)}
 	}
-	run.own = process
-	return process.URL, checkStub(process.URL, process.URL)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard only
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	command := exec.CommandContext(ctx, path, "shared", "--owner-named", "go", "--require", Version)
+	command.Stdout, command.Stderr = &stdout, &stderr
+	command.WaitDelay = time.Second // once it has exited, whatever else holds its output
+	err = command.Run()
+	said := strings.TrimSpace(stderr.String())
+	said = said[strings.LastIndex(said, "\n")+1:]
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit) && strings.HasPrefix(said, "svc-stub"):
+		return "", &StartError{said} // the stub's own words
+	case err != nil:
+		return "", &StartError{strings.TrimSpace(fmt.Sprintf("svc-stub: %s shared: %v %s", path, err, said))}
+	case !strings.HasPrefix(stdout.String(), ReadyPrefix):
+		return "", &StartError{fmt.Sprintf("svc-stub: %s shared printed %q, not its ready line", path, stdout.String())}
+	}
+	return strings.TrimSpace(strings.TrimPrefix(stdout.String(), ReadyPrefix)), nil
 }
 
-// checkStub: the stub at url answers as svc-stub and is not older than this package, or one
-// line that says what to do. named is how the line names it.
-func checkStub(url, named string) error {
+// noCommand says how to install svc-stub: from this package's clone, when it is in one. The
+// path it names is absolute, as `go test` runs each package in its own folder.
+func noCommand(bin string) string {
+	why := BinVariable + " is not set and none is on PATH"
+	if bin != "" {
+		why = fmt.Sprintf("%s=%s is not one", BinVariable, bin)
+	}
+	return fmt.Sprintf("svc-stub: no svc-stub command (%s); install it from its clone "+
+		"(python3 -m venv .venv && .venv/bin/pip install %s) and set %s=$PWD/.venv/bin/svc-stub, or %s to a running stub",
+		why, clone(), BinVariable, URLVariable)
+}
+
+// clone is the svc-stub clone this package is built from (it lives in clients/go), if it is.
+func clone() string {
+	if _, file, _, ok := runtime.Caller(0); ok {
+		root := filepath.Join(filepath.Dir(file), "..", "..", "..")
+		if project, err := os.ReadFile(filepath.Join(root, "pyproject.toml")); err == nil && bytes.Contains(project, []byte(`name = "svc-stub"`)) {
+			return filepath.Clean(root)
+		}
+	}
+	return "path/to/svc-stub"
+}
+
+// checkStub: the stub at SVC_STUB_URL answers as svc-stub and is not older than this package,
+// or one line that says what to do.
+func checkStub(url string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	client := NewClient(url)
-	advice := "its log says why"
-	if strings.HasPrefix(named, URLVariable) {
-		advice = "start one there (svc-stub --port PORT) or unset " + URLVariable + " to have one started"
-	}
 	err := client.Health(ctx)
 	version := ""
 	if err == nil {
 		version, err = client.Version(ctx)
 	}
 	if err != nil {
-		return fmt.Errorf("svc-stub: %s does not answer as svc-stub (%s); %s", named, problem(err), advice)
+		return fmt.Errorf("svc-stub: %s=%s does not answer as svc-stub (%s); start one there (svc-stub --port PORT) or unset %s to have one started",
+			URLVariable, url, problem(err), URLVariable)
 	}
 	if !recentEnough(version) {
-		return fmt.Errorf("svc-stub: %s is svc-stub %s, older than this package (%s); upgrade it (pip install -U svc-stub)", named, version, Version)
+		return fmt.Errorf("svc-stub: %s=%s is svc-stub %s, older than this package (%s); upgrade it (pip install --upgrade %s)",
+			URLVariable, url, version, Version, clone())
 	}
 	return nil
 }
@@ -109,19 +142,14 @@ func problem(err error) string {
 
 // recentEnough: version is at least Version, numerically.
 func recentEnough(version string) bool {
-	have, need := strings.SplitN(version, ".", 3), strings.SplitN(Version, ".", 3)
-	for i := 0; i < 3; i++ {
-		var a, b int
-		if i < len(have) {
-			if _, err := fmt.Sscanf(have[i], "%d", &a); err != nil {
-				return false
-			}
-		}
-		if i < len(need) {
-			fmt.Sscanf(need[i], "%d", &b)
-		}
-		if a != b {
-			return a > b
+	var have, need [3]int
+	if n, _ := fmt.Sscanf(version, "%d.%d.%d", &have[0], &have[1], &have[2]); n == 0 {
+		return false
+	}
+	fmt.Sscanf(Version, "%d.%d.%d", &need[0], &need[1], &need[2])
+	for i := range have {
+		if have[i] != need[i] {
+			return have[i] > need[i]
 		}
 	}
 	return true

@@ -2,14 +2,14 @@ package svcstub
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
+	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -21,7 +21,7 @@ type Stub struct {
 	URL string
 	// BaseURL is the stub itself.
 	BaseURL string
-	// Namespace is the test's namespace: its name made safe, and a random suffix.
+	// Namespace is the test's namespace, named by the stub after the test.
 	Namespace string
 
 	tb     testing.TB
@@ -62,7 +62,7 @@ func New(tb testing.TB, options ...Option) *Stub {
 		tb.Fatal(err)
 	}
 	ctx := context.Background()
-	client, err := NewClient(stubURL).CreateNamespace(ctx, namespaceName(tb.Name()), chosen.keys...)
+	client, err := NewClient(stubURL).CreateNamespace(ctx, tb.Name(), chosen.keys...)
 	if err != nil {
 		tb.Fatal(fatalMessage(err, ""))
 	}
@@ -83,7 +83,7 @@ func (s *Stub) close() {
 	s.tb.Helper() // what it logs points at the test's New(t)
 	ctx := context.Background()
 	if s.tb.Failed() {
-		s.tb.Log(keepJournal(ctx, s.client, s.tb.Name()))
+		s.tb.Log(keepJournal(ctx, s.client))
 	}
 	if err := s.client.DeleteNamespace(ctx, ""); err != nil {
 		if stubErr, ok := err.(*StubError); !ok || stubErr.Status != 404 { // 404: the test deleted it
@@ -192,7 +192,8 @@ func (s *Stub) Recorded() Recorded {
 	return recorded
 }
 
-// Requests is the journal, oldest first; route keeps one route (AnyRoute: every one).
+// Requests is the journal in arrival order (by Seq), each request with its body; route keeps
+// one route (AnyRoute: every one). A request in flight is listed once it ends.
 func (s *Stub) Requests(route Route) []Request {
 	s.tb.Helper()
 	requests, err := s.client.Requests(context.Background(), route)
@@ -200,12 +201,21 @@ func (s *Stub) Requests(route Route) []Request {
 	return requests
 }
 
-// Request is one request in full: its body, the answer it got, a curl line.
-func (s *Stub) Request(seq int) RequestInFull {
+// Request is one request of the journal.
+func (s *Stub) Request(seq int) Request {
 	s.tb.Helper()
 	request, err := s.client.Request(context.Background(), seq)
 	s.must(err)
 	return request
+}
+
+// OfflineURL is an address where nothing listens, for a test of the client offline: a
+// connection to it is refused at once, for as long as the stub runs.
+func (s *Stub) OfflineURL() string {
+	s.tb.Helper()
+	address, err := s.client.Offline(context.Background())
+	s.must(err)
+	return address
 }
 
 // WaitForEvents waits (the stub's long-poll) until n vendor /batch events are recorded, or ctx's
@@ -245,26 +255,45 @@ func (s *Stub) WaitForRequests(ctx context.Context, n int, route Route) []Reques
 // captured; if not, the test fails with the exposures recorded.
 func (s *Stub) AssertExposure(flagKey, targetingKey, variant string) bool {
 	s.tb.Helper()
-	return s.check(exposureMissing(s.Recorded().Exposures(), flagKey, targetingKey, variant))
+	parameters := url.Values{"flagKey": {flagKey}, "targetingKey": {targetingKey}}
+	if variant != "" {
+		parameters.Set("variant", variant)
+	}
+	return s.assert("exposure", parameters)
 }
 
 // AssertNoRequest checks no request went to route; if one did, the test fails listing them.
 func (s *Stub) AssertNoRequest(route Route) bool {
 	s.tb.Helper()
-	return s.check(unexpectedRequests(s.Requests(route), route))
+	return s.assert("no-request", url.Values{"route": {string(route)}})
 }
 
 // AssertNoWarnings checks no request used a key where the service would refuse it.
 func (s *Stub) AssertNoWarnings() bool {
 	s.tb.Helper()
-	return s.check(warnedRequests(s.Requests(AnyRoute)))
+	return s.assert("no-warnings", nil)
 }
 
-// AssertNoRetryBeforeRetryAfter checks no request to route came back sooner after an answer
-// than its Retry-After asked.
+// AssertNoRetryBeforeRetryAfter checks no request to route (AnyRoute: to each route) came back
+// sooner after an answer than its Retry-After allowed.
 func (s *Stub) AssertNoRetryBeforeRetryAfter(route Route) bool {
 	s.tb.Helper()
-	return s.check(earlyRetries(s.Requests(route), route))
+	parameters := url.Values{}
+	if route != AnyRoute {
+		parameters.Set("route", string(route))
+	}
+	return s.assert("retry-after", parameters)
+}
+
+// assert fails the test with the stub's words when its check does not hold.
+func (s *Stub) assert(check string, parameters url.Values) bool {
+	s.tb.Helper()
+	verdict, err := s.client.Check(context.Background(), check, parameters)
+	s.must(err)
+	if !verdict.Passed {
+		s.tb.Error(verdict.Message)
+	}
+	return verdict.Passed
 }
 
 // GapsMs is the time in ms between each request to route and the next.
@@ -273,68 +302,63 @@ func (s *Stub) GapsMs(route Route) []float64 {
 	return gapsMs(s.Requests(route))
 }
 
-func (s *Stub) check(failure string) bool {
-	s.tb.Helper()
-	if failure != "" {
-		s.tb.Error(failure)
-		return false
-	}
-	return true
-}
-
-var unsafe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
-// namespaceName is readable in /_test/namespaces and unique across tests and runs: at most 64 characters.
-func namespaceName(testName string) string {
-	readable := strings.Trim(unsafe.ReplaceAllString(testName, "-"), "-._")
-	if len(readable) > 55 {
-		readable = strings.TrimRight(readable[:55], "-._")
-	}
-	if readable == "" {
-		readable = "test"
-	}
-	suffix := make([]byte, 4)
-	_, _ = rand.Read(suffix)
-	return readable + "-" + hex.EncodeToString(suffix)
-}
-
 // keepJournal writes the failed test's namespace as the inspector page, and says where.
-func keepJournal(ctx context.Context, client *Client, testName string) string {
-	readable := strings.Trim(unsafe.ReplaceAllString(testName, "_"), "_")
-	if len(readable) > 120 {
-		readable = readable[:120]
-	}
-	sum := sha256.Sum256([]byte(testName))
-	directory := os.Getenv(JournalVariable)
-	if directory == "" {
-		directory = "svc-stub-journal"
-	}
-	directory, _ = filepath.Abs(directory)
+func keepJournal(ctx context.Context, client *Client) string {
 	page, err := client.Snapshot(ctx)
+	directory := ""
 	if err == nil {
-		err = os.MkdirAll(directory, 0o755)
+		directory, err = journalDirectory()
 	}
-	path := ""
-	for attempt := 1; err == nil; attempt++ { // another run of the same test (-count) keeps its own
-		name := fmt.Sprintf("%s-%s.html", readable, hex.EncodeToString(sum[:4]))
-		if attempt > 1 {
-			name = fmt.Sprintf("%s-%s-%d.html", readable, hex.EncodeToString(sum[:4]), attempt)
-		}
-		path = filepath.Join(directory, name)
-		var file *os.File
-		file, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if os.IsExist(err) {
-			err = nil
-			continue
-		}
-		if err == nil {
-			_, err = file.WriteString(page)
-			file.Close()
-			break
-		}
+	file := filepath.Join(directory, client.Namespace+".html") // the test's name, made distinct
+	if err == nil {
+		err = os.WriteFile(file, []byte(page), 0o644)
 	}
 	if err != nil {
 		return "svc-stub journal not written: " + err.Error()
 	}
-	return fmt.Sprintf("svc-stub journal of this test: %s (open it in a browser)", path)
+	return fmt.Sprintf("svc-stub journal of this test: %s (open it in a browser)", file)
+}
+
+var journals struct {
+	once      sync.Once
+	directory string
+	err       error
+}
+
+// journalDirectory is where this package's journals go: its own folder of SVC_STUB_JOURNAL_DIR
+// (default svc-stub-journal in the temporary directory), emptied of earlier runs' journals
+// when this run writes its first.
+func journalDirectory() (string, error) {
+	journals.once.Do(func() {
+		base := os.Getenv(JournalVariable)
+		if base == "" {
+			base = filepath.Join(os.TempDir(), "svc-stub-journal")
+		}
+		directory, err := filepath.Abs(filepath.Join(base, filepath.FromSlash(testedPackage())))
+		if err == nil {
+			err = os.MkdirAll(directory, 0o755)
+		}
+		earlier, _ := filepath.Glob(filepath.Join(directory, "*.html"))
+		for _, page := range earlier {
+			_ = os.Remove(page)
+		}
+		journals.directory, journals.err = directory, err
+	})
+	return journals.directory, journals.err
+}
+
+var moduleLine = regexp.MustCompile(`(?m)^module\s+"?([^"\s]+)`)
+
+// testedPackage is the import path of the package being tested: `go test` runs its tests in
+// its folder, below its module's go.mod.
+func testedPackage() string {
+	here, _ := os.Getwd()
+	for folder := here; filepath.Dir(folder) != folder; folder = filepath.Dir(folder) {
+		text, _ := os.ReadFile(filepath.Join(folder, "go.mod"))
+		if module := moduleLine.FindSubmatch(text); module != nil {
+			below, _ := filepath.Rel(folder, here)
+			return path.Join(string(module[1]), filepath.ToSlash(below))
+		}
+	}
+	return filepath.Base(here)
 }

@@ -16,6 +16,19 @@ func TestCheckoutReadsTheServedVariant(t *testing.T) {
 	if got := checkout.Variant(stub.URL, "user-1"); got != "treatment-b" {
 		t.Errorf("variant %q, want treatment-b (the default fixtures)", got)
 	}
+	var sent struct{ TargetingKey string } // what the code under test sent, as JSON
+	if err := stub.Requests(svcstub.RouteEvaluate)[0].JSON(&sent); err != nil || sent.TargetingKey != "user-1" {
+		t.Errorf("the evaluate sent %+v (%v), want user-1's", sent, err)
+	}
+}
+
+func TestCheckoutFallsBackOffline(t *testing.T) {
+	t.Parallel()
+	stub := svcstub.New(t)
+
+	if got := checkout.Variant(stub.OfflineURL(), "user-1"); got != "control" { // nothing listens there
+		t.Errorf("variant %q offline, want control", got)
+	}
 }
 
 func TestCheckoutFallsBackWhileEvaluateFails(t *testing.T) {

@@ -6,4 +6,4 @@ import (
 	"github.com/svc-stub/svc-stub/clients/go/internal/sharetest"
 )
 
-func TestSharesTheRunsStub(t *testing.T) { sharetest.SharesTheRunsStub(t, "b", "a") }
+func TestSharesTheRunsStub(t *testing.T) { sharetest.SharesTheRunsStub(t, "b") }
