@@ -1,5 +1,5 @@
 //! The stub's control plane (`/_test/*`), call by call, returning errors: what a
-//! [`Namespace`](crate::Namespace) calls, and what a harness of its own can use.
+//! [`SvcStub`](crate::SvcStub) calls, and what a harness of its own can use.
 
 use std::path::Path;
 use std::time::Duration;
@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use crate::error::{Error, Result};
 use crate::faults::{ArmedFault, Fault};
 use crate::http::{self, Outgoing, Target};
-use crate::journal::{Event, NamespaceInfo, Recorded, Request, RequestInFull};
+use crate::journal::{Event, NamespaceInfo, Recorded, Request};
 use crate::vocabulary::Route;
 
 /// How long a wait on the journal waits when not told.
@@ -22,7 +22,7 @@ const MAX_WAIT: Duration = Duration::from_secs(60);
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A client of svc-stub's control plane, in one namespace when it has one. Its methods return
-/// errors; a [`Namespace`](crate::Namespace) calls them and panics instead. Cloning is cheap.
+/// errors; a [`SvcStub`](crate::SvcStub) calls them and panics instead. Cloning is cheap.
 #[derive(Debug, Clone)]
 pub struct Client {
     base_url: String,
@@ -30,6 +30,16 @@ pub struct Client {
     url: String,
     control_token: Option<String>,
     target: Target,
+}
+
+/// The stub's verdict on a check of the journal (`GET /_test/checks/{check}`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Check {
+    /// Whether it held.
+    pub passed: bool,
+    /// What a failed assertion shows, as is; when it passed, what held.
+    pub message: String,
 }
 
 /// One recorded list to wait for.
@@ -78,15 +88,7 @@ impl Client {
 
     /// The same stub, in namespace `name` (created by its first request there).
     pub fn in_namespace(&self, name: &str) -> Result<Client> {
-        let valid = name.len() <= 64
-            && name.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
-            && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
-        if !valid {
-            return Err(Error::Invalid(format!(
-                "svc-stub: namespace {name:?} is not a namespace name (1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit)"
-            )));
-        }
-        let url = format!("{}/ns/{name}", self.base_url);
+        let url = format!("{}/ns/{}", self.base_url, http::encode(name));
         let target = Target::parse(&url).map_err(Error::Invalid)?;
         Ok(Client { url, namespace: Some(name.to_owned()), target, ..self.clone() })
     }
@@ -160,19 +162,35 @@ impl Client {
         Ok(Recorded::from_json(&self.call(Call::get("/_test/events"))?))
     }
 
-    /// The journal, oldest first: the requests to `route` ([`Route::Any`]: every one; a
-    /// resource such as [`Route::Projects`]: each of its actions).
+    /// The journal in the order requests arrived (by `seq`), each with its body, its answer and
+    /// a curl line: the requests to `route` ([`Route::Any`]: every one; a resource such as
+    /// [`Route::Projects`]: each of its actions). A request still in flight (a `Delay` or `Hang`
+    /// fault) is listed once it has ended.
     pub fn requests(&self, route: Route) -> Result<Vec<Request>> {
-        let mut call = Call::get("/_test/requests");
-        if route != Route::Any {
-            call = call.query("route", route.as_str());
-        }
-        Ok(Request::list(&self.call(call)?))
+        Ok(Request::list(&self.call(Call::get("/_test/requests").query("bodies", "true").route(route))?))
     }
 
-    /// One request in full: its body, the answer it got, a curl line.
-    pub fn request(&self, seq: u64) -> Result<RequestInFull> {
-        Ok(RequestInFull::from_json(&self.call(Call::get(&format!("/_test/requests/{seq}")))?))
+    /// One request of the journal.
+    pub fn request(&self, seq: u64) -> Result<Request> {
+        Ok(Request::from_json(&self.call(Call::get(&format!("/_test/requests/{seq}")))?))
+    }
+
+    /// The stub's verdict on `check` (`retry-after`, `no-request`, `exposure`, `no-warnings`)
+    /// over the namespace's journal, with these parameters: whether it held, and in what words.
+    pub fn check(&self, check: &str, parameters: &[(&'static str, &str)]) -> Result<Check> {
+        let mut call = Call::get(&format!("/_test/checks/{check}"));
+        for (name, value) in parameters {
+            call = call.query(name, value);
+        }
+        let answer = self.call(call)?;
+        Ok(Check { passed: answer["passed"] == true, message: answer["message"].as_str().unwrap_or_default().into() })
+    }
+
+    /// An address where nothing listens, for a test of a client's offline behaviour: a port the
+    /// stub holds bound for its whole life and never listens on, so every connection is refused.
+    pub fn offline_url(&self) -> Result<String> {
+        let answer = self.call(Call::get("/_test/offline").unscoped())?;
+        Ok(answer["url"].as_str().unwrap_or_default().to_owned())
     }
 
     /// The namespace's inspector page, as one HTML file: the journal a failed test leaves.
@@ -221,13 +239,12 @@ impl Client {
     /// journal; a browser's preflight counts only when it is the route asked for.
     pub fn wait_for_requests(&self, n: usize, route: Route, timeout: Duration) -> Result<Vec<Request>> {
         let wait_ms = wait_ms(timeout);
-        let mut call = Call::get("/_test/requests")
+        let call = Call::get("/_test/requests")
+            .query("bodies", "true")
             .query("min", &n.to_string())
             .query("waitMs", &wait_ms.to_string())
-            .waiting(wait_ms);
-        if route != Route::Any {
-            call = call.query("route", route.as_str());
-        }
+            .waiting(wait_ms)
+            .route(route);
         let requests = Request::list(&self.call(call)?);
         let counted = requests
             .iter()
@@ -284,11 +301,11 @@ impl Client {
         self.call(Call::post("/_test/rate-limit", json!({"perSecond": per_second, "perKey": per_key}))).map(drop)
     }
 
-    /// Creates namespace `name` now, with these keys bound to it; a client in it.
-    pub fn create_namespace(&self, name: &str, keys: &[String]) -> Result<Client> {
-        let scoped = self.in_namespace(name)?;
-        self.call(Call::post("/_test/namespaces", json!({"name": name, "keys": keys})).unscoped())?;
-        Ok(scoped)
+    /// Creates a namespace for the test `test` identifies (any id: the stub makes a valid,
+    /// distinct, readable name of it), with these keys bound to it; a client in it.
+    pub fn create_namespace(&self, test: &str, keys: &[String]) -> Result<Client> {
+        let created = self.call(Call::post("/_test/namespaces", json!({"test": test, "keys": keys})).unscoped())?;
+        self.in_namespace(created["name"].as_str().unwrap_or_default())
     }
 
     /// Every namespace and what it holds.
@@ -401,6 +418,15 @@ impl Call {
     fn query(mut self, name: &'static str, value: &str) -> Call {
         self.query.push((name, value.to_owned()));
         self
+    }
+
+    /// Keeps the requests to `route` ([`Route::Any`]: no filter).
+    fn route(self, route: Route) -> Call {
+        if route == Route::Any {
+            self
+        } else {
+            self.query("route", route.as_str())
+        }
     }
 
     fn merging(self, merge: bool) -> Call {

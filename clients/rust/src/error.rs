@@ -6,7 +6,8 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Error {
-    /// No stub could be started: no `svc-stub` to run, or it stopped before its ready line.
+    /// No stub could be had from `svc-stub shared`: no `svc-stub` to run, or the stub's own line
+    /// on why it did not start.
     Start(String),
     /// The stub at `SVC_STUB_URL` (or the run's) cannot be used: nothing or something else
     /// answers there, or it is older than this crate.
@@ -29,8 +30,10 @@ pub enum Error {
     },
     /// A wait on the journal ran out; the message shows what did arrive.
     WaitTimeout(String),
-    /// A mistake found before anything was sent (a namespace name, a fixture file).
+    /// A mistake found before anything was sent (a URL, a fixture file).
     Invalid(String),
+    /// A recorded request's body is not what was asked of it (none, or not JSON of that type).
+    Body(String),
 }
 
 /// The crate's `Result`.
@@ -39,9 +42,11 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Start(line) | Error::Check(line) | Error::WaitTimeout(line) | Error::Invalid(line) => {
-                f.write_str(line)
-            }
+            Error::Start(line)
+            | Error::Check(line)
+            | Error::WaitTimeout(line)
+            | Error::Invalid(line)
+            | Error::Body(line) => f.write_str(line),
             Error::Unreachable { url, reason } => {
                 let port = url
                     .rsplit_once(':')

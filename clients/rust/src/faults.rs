@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
-use crate::namespace::Namespace;
+use crate::stub::SvcStub;
 use crate::vocabulary::{Mode, Selector, HEADER_DELAY_MS, HEADER_FAULT, HEADER_RETRY_AFTER, HEADER_STATUS};
 
 /// A fault to arm: one [`Mode`] with its parameters, or a sequence of [`Step`]s.
@@ -13,14 +13,14 @@ use crate::vocabulary::{Mode, Selector, HEADER_DELAY_MS, HEADER_FAULT, HEADER_RE
 /// use std::time::Duration;
 /// use svc_stub::{Fault, Mode, Selector, Step};
 ///
-/// let once = Fault::new(Mode::Http500).on(Selector::Evaluate).times(1);
+/// let once = Fault::new(Mode::Http500).apply_to(Selector::Evaluate).times(1);
 /// let slow = Fault::new(Mode::Delay).delay(Duration::from_millis(300));
-/// let outage = Fault::new(Mode::Status).status(503).retry_after(2).on(Selector::Projects);
+/// let outage = Fault::new(Mode::Status).status(503).retry_after(2).apply_to(Selector::Projects);
 /// let flaky = Fault::sequence([Step::new(Mode::Http500), Step::pass(), Step::new(Mode::Reset)]);
 /// # let _ = (once, slow, outage, flaky);
 /// ```
 #[derive(Debug, Clone, PartialEq)]
-#[must_use = "a Fault does nothing until it is armed: ns.arm(fault)"]
+#[must_use = "a Fault does nothing until it is armed: stub.arm(fault)"]
 pub struct Fault {
     mode: Option<Mode>,
     sequence: Option<Vec<Step>>,
@@ -118,8 +118,9 @@ impl Fault {
         }
     }
 
-    /// Applies it to this route, resource or group too (default: [`Selector::All`]).
-    pub fn on(mut self, selector: Selector) -> Self {
+    /// Applies it to this route, resource or group too (default: [`Selector::All`]): the
+    /// arming document's `applyTo`.
+    pub fn apply_to(mut self, selector: Selector) -> Self {
         if !self.apply_to.contains(&selector) {
             self.apply_to.push(selector);
         }
@@ -268,17 +269,17 @@ impl ArmedFault {
 /// A fault armed for a scope: it is disarmed when the guard is dropped (a fault that ran out by
 /// itself is fine). [`FaultGuard::keep`] leaves it armed for the rest of the test instead.
 ///
-/// Bind it to a name: `let _ = ns.arm(...)` drops it, and so disarms it, at once.
+/// Bind it to a name: `let _ = stub.arm(...)` drops it, and so disarms it, at once.
 #[derive(Debug)]
-#[must_use = "the fault is disarmed when this guard is dropped: bind it (let _fault = ns.arm(...)) or call .keep()"]
-pub struct FaultGuard<'ns> {
-    namespace: &'ns Namespace,
+#[must_use = "the fault is disarmed when this guard is dropped: bind it (let _fault = stub.arm(...)) or call .keep()"]
+pub struct FaultGuard<'s> {
+    stub: &'s SvcStub,
     armed: Option<ArmedFault>,
 }
 
-impl<'ns> FaultGuard<'ns> {
-    pub(crate) fn new(namespace: &'ns Namespace, armed: ArmedFault) -> Self {
-        FaultGuard { namespace, armed: Some(armed) }
+impl<'s> FaultGuard<'s> {
+    pub(crate) fn new(stub: &'s SvcStub, armed: ArmedFault) -> Self {
+        FaultGuard { stub, armed: Some(armed) }
     }
 
     /// The fault as the stub armed it.
@@ -286,7 +287,7 @@ impl<'ns> FaultGuard<'ns> {
         self.armed.as_ref().expect("a guard holds its fault until dropped")
     }
 
-    /// Leaves the fault armed for the rest of the test (the namespace goes with it).
+    /// Leaves the fault armed for the rest of the test (the test's namespace goes with it).
     pub fn keep(mut self) -> ArmedFault {
         self.armed.take().expect("a guard holds its fault until dropped")
     }
@@ -302,7 +303,7 @@ impl Drop for FaultGuard<'_> {
     #[track_caller]
     fn drop(&mut self) {
         let Some(armed) = self.armed.take() else { return };
-        match self.namespace.client().disarm(armed.id) {
+        match self.stub.client().disarm(armed.id) {
             Err(error) if !error.is_not_found() && !std::thread::panicking() => {
                 panic!("{}", error.line())
             }

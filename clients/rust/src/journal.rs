@@ -1,13 +1,15 @@
-//! What clients sent, as the stub's journal records it; the failure messages of the
-//! assertions on it; and the journal snapshot a failed test leaves behind.
+//! What clients sent, as the stub's journal records it, and the journal snapshot a failed test
+//! leaves behind.
 
 use std::collections::BTreeMap;
-use std::fs::{self, OpenOptions};
-use std::io::Write;
+use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
+use serde_core::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use crate::error::{Error, Result};
 use crate::vocabulary::Route;
 
 /// One JSON object a client sent: an exposure, a signal, a vendor event, a target.
@@ -74,11 +76,12 @@ pub struct FaultRecord {
     pub step: Option<u64>,
 }
 
-/// One request as the journal lists it (`GET /_test/requests`).
+/// One request of the journal (`GET /_test/requests?bodies=true`): what was sent, the answer
+/// it got, and its body, one call away as [`Request::text`] or [`Request::json`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Request {
-    /// Its place in the namespace's journal, from 1.
+    /// Its place in the namespace's journal, from 1: the order requests arrived in.
     pub seq: u64,
     /// `GET`, `POST`, ...
     pub method: String,
@@ -104,6 +107,12 @@ pub struct Request {
     pub retry_after: Option<u64>,
     /// Its headers, names in lower case, secrets redacted.
     pub headers: BTreeMap<String, String>,
+    /// The body it sent; `None` when it sent none.
+    pub body: Option<RecordedBody>,
+    /// What it was answered; `None` when nothing was.
+    pub answer: Option<RecordedAnswer>,
+    /// A bash command line that sends it again to this namespace.
+    pub curl: String,
 }
 
 impl Request {
@@ -113,6 +122,11 @@ impl Request {
             source: text(&fault.get("source").cloned().unwrap_or_default()),
             armed_id: fault.get("armedId").and_then(Value::as_u64),
             step: fault.get("step").and_then(Value::as_u64),
+        });
+        let answer = value["answer"].as_object().map(|answer| RecordedAnswer {
+            status: answer.get("status").and_then(Value::as_u64).and_then(|s| u16::try_from(s).ok()).unwrap_or(0),
+            headers: headers(answer.get("headers").unwrap_or(&Value::Null)),
+            body: answer.get("body").and_then(RecordedBody::from_json),
         });
         Request {
             seq: value["seq"].as_u64().unwrap_or(0),
@@ -127,10 +141,10 @@ impl Request {
             duration_ms: value["durationMs"].as_f64().unwrap_or(0.0),
             warning: value["warning"].as_str().map(str::to_owned),
             retry_after: value["retryAfter"].as_u64(),
-            headers: value["headers"]
-                .as_object()
-                .map(|headers| headers.iter().map(|(k, v)| (k.clone(), text(v))).collect())
-                .unwrap_or_default(),
+            headers: headers(&value["headers"]),
+            body: RecordedBody::from_json(&value["body"]),
+            answer,
+            curl: text(&value["curl"]),
         }
     }
 
@@ -144,6 +158,45 @@ impl Request {
         route == Route::Any
             || name == route.as_str()
             || name.strip_prefix(route.as_str()).is_some_and(|action| action.starts_with('.'))
+    }
+
+    /// The body it sent, as text; `None` when it sent none, or bytes that are not UTF-8.
+    pub fn text(&self) -> Option<&str> {
+        self.body.as_ref()?.text.as_deref()
+    }
+
+    /// The body it sent, parsed as JSON into `T` (a `serde_json::Value`, or a type of yours
+    /// that derives `Deserialize`); panics, with one line, when it sent none or it does not
+    /// parse as `T`.
+    ///
+    /// ```no_run
+    /// # use svc_stub::Route;
+    /// # let stub = svc_stub::start();
+    /// let sent = stub.requests(Route::Evaluate);
+    /// let body: serde_json::Value = sent[0].json();
+    /// assert_eq!(body["targetingKey"], "user-1");
+    /// ```
+    #[track_caller]
+    pub fn json<T: DeserializeOwned>(&self) -> T {
+        self.try_json().unwrap_or_else(|error| panic!("{error}"))
+    }
+
+    /// [`Request::json`], with the error instead of a panic.
+    pub fn try_json<T: DeserializeOwned>(&self) -> Result<T> {
+        let text = self.text().ok_or_else(|| {
+            let bytes = self.body.as_ref().map_or(0, |body| body.bytes);
+            let what = if bytes == 0 { "no body".to_owned() } else { format!("{bytes} bytes that are not text") };
+            Error::Body(format!("svc-stub: #{} {} {} sent {what}, not JSON", self.seq, self.method, self.path))
+        })?;
+        serde_json::from_str(text).map_err(|error| {
+            Error::Body(format!(
+                "svc-stub: the body of #{} {} {} does not read as {}: {error}",
+                self.seq,
+                self.method,
+                self.path,
+                std::any::type_name::<T>()
+            ))
+        })
     }
 }
 
@@ -181,40 +234,6 @@ pub struct RecordedAnswer {
     pub body: Option<RecordedBody>,
 }
 
-/// One request in full: the body it sent, the answer it got and a curl line.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct RequestInFull {
-    /// As the journal lists it.
-    pub request: Request,
-    /// The body it sent.
-    pub body: Option<RecordedBody>,
-    /// What it was answered; `None` when nothing was.
-    pub answer: Option<RecordedAnswer>,
-    /// A bash command line that sends it again to this namespace.
-    pub curl: String,
-}
-
-impl RequestInFull {
-    pub(crate) fn from_json(value: &Value) -> RequestInFull {
-        let answer = value["answer"].as_object().map(|answer| RecordedAnswer {
-            status: answer.get("status").and_then(Value::as_u64).and_then(|s| u16::try_from(s).ok()).unwrap_or(0),
-            headers: answer
-                .get("headers")
-                .and_then(Value::as_object)
-                .map(|headers| headers.iter().map(|(k, v)| (k.clone(), text(v))).collect())
-                .unwrap_or_default(),
-            body: answer.get("body").and_then(RecordedBody::from_json),
-        });
-        RequestInFull {
-            request: Request::from_json(value),
-            body: RecordedBody::from_json(&value["body"]),
-            answer,
-            curl: text(&value["curl"]),
-        }
-    }
-}
-
 /// A namespace as the stub lists it (`GET /_test/namespaces`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -246,6 +265,10 @@ impl NamespaceInfo {
     }
 }
 
+fn headers(value: &Value) -> BTreeMap<String, String> {
+    value.as_object().map(|headers| headers.iter().map(|(k, v)| (k.clone(), text(v))).collect()).unwrap_or_default()
+}
+
 fn array(value: &Value) -> Vec<Value> {
     value.as_array().cloned().unwrap_or_default()
 }
@@ -258,72 +281,7 @@ fn text(value: &Value) -> String {
     }
 }
 
-// -- the assertions' failure messages: None when the assertion holds ------------------------
-
-pub(crate) fn exposure_missing(
-    exposures: &[Event],
-    flag_key: &str,
-    targeting_key: &str,
-    variant: Option<&str>,
-) -> Option<String> {
-    let found = exposures.iter().any(|e| {
-        e["flagKey"] == flag_key && e["targetingKey"] == targeting_key && variant.map_or(true, |v| e["variant"] == v)
-    });
-    if found {
-        return None;
-    }
-    let mut wanted = format!("exposure of {flag_key} for {targeting_key}");
-    if let Some(variant) = variant {
-        wanted.push_str(&format!(" (variant {variant})"));
-    }
-    Some(format!("no {wanted}; exposures recorded:\n{}", shown(exposures)))
-}
-
-pub(crate) fn unexpected_requests(requests: &[Request], route: Route) -> Option<String> {
-    if requests.is_empty() {
-        return None;
-    }
-    Some(format!("expected no request to {}, got {}:\n{}", route.described(), requests.len(), listed(requests)))
-}
-
-pub(crate) fn warned_requests(requests: &[Request]) -> Option<String> {
-    let lines: Vec<String> = requests
-        .iter()
-        .filter_map(|r| r.warning.as_ref().map(|warning| format!("  #{} {} {}: {warning}", r.seq, r.method, r.path)))
-        .collect();
-    match lines.len() {
-        0 => None,
-        1 => Some(format!("1 request used a key where the service refuses it:\n{}", lines[0])),
-        n => Some(format!("{n} requests used a key where the service refuses it:\n{}", lines.join("\n"))),
-    }
-}
-
-/// What a timer may fire early by before a wait counts as short.
-const RETRY_AFTER_SLACK_MS: f64 = 5.0;
-
-pub(crate) fn early_retries(requests: &[Request], route: Route) -> Option<String> {
-    let lines: Vec<String> = requests
-        .windows(2)
-        .filter_map(|pair| {
-            let (before, after) = (&pair[0], &pair[1]);
-            let retry_after = before.retry_after?;
-            let waited = after.arrived_ms - (before.arrived_ms + before.duration_ms);
-            (waited + RETRY_AFTER_SLACK_MS < retry_after as f64 * 1000.0).then(|| {
-                format!(
-                    "  #{} came {:.0} ms after #{} was answered {} with Retry-After: {retry_after}",
-                    after.seq,
-                    waited,
-                    before.seq,
-                    before.status.map_or_else(|| "nothing".to_owned(), |s| s.to_string()),
-                )
-            })
-        })
-        .collect();
-    if lines.is_empty() {
-        return None;
-    }
-    Some(format!("retried {} before Retry-After allowed:\n{}", route.described(), lines.join("\n")))
-}
+// -- what a failed wait shows ------------------------------------------------------------
 
 pub(crate) fn gaps_ms(requests: &[Request]) -> Vec<f64> {
     requests.windows(2).map(|pair| ((pair[1].arrived_ms - pair[0].arrived_ms) * 1000.0).round() / 1000.0).collect()
@@ -353,33 +311,41 @@ pub(crate) fn shown(events: &[Event]) -> String {
 // -- the journal a failed test leaves --------------------------------------------------------
 
 /// Writes a namespace's inspector page as `{namespace}.html` in the journal directory; its path.
-pub(crate) fn write_snapshot(namespace: &str, page: &str) -> std::io::Result<PathBuf> {
+/// The first journal a run writes there removes those of earlier runs: a run is this process's
+/// parent (the `cargo test` running it) and the stub it used (`stub_url`), as `.run` records.
+pub(crate) fn write_snapshot(namespace: &str, page: &str, stub_url: &str) -> std::io::Result<PathBuf> {
+    static PRUNED: OnceLock<()> = OnceLock::new();
     let directory = journal_directory();
     fs::create_dir_all(&directory)?;
+    PRUNED.get_or_init(|| {
+        #[cfg(unix)]
+        let run = format!("{} {stub_url}", std::os::unix::process::parent_id());
+        #[cfg(not(unix))]
+        let run = stub_url.to_owned();
+        let marker = directory.join(".run");
+        if fs::read_to_string(&marker).ok().as_deref() != Some(run.as_str()) {
+            let earlier = fs::read_dir(&directory).into_iter().flatten().flatten().map(|entry| entry.path());
+            earlier.filter(|path| path.extension().is_some_and(|e| e == "html")).for_each(|path| {
+                let _ = fs::remove_file(path);
+            });
+            let _ = fs::write(&marker, run);
+        }
+    });
     let path = directory.join(format!("{namespace}.html"));
-    let mut file = OpenOptions::new().write(true).create(true).truncate(true).open(&path)?;
-    file.write_all(page.as_bytes())?;
+    fs::write(&path, page)?;
     Ok(path)
 }
 
-/// `SVC_STUB_JOURNAL_DIR`; else `svc-stub-journal` in cargo's target directory (the one that
-/// holds this test binary), where `cargo clean` removes it and CI's cache of `target/` keeps it.
+/// `SVC_STUB_JOURNAL_DIR`; else `svc-stub-journal` in cargo's target directory: the nearest
+/// folder above this test binary (`target/debug/deps/...`) that cargo tagged `CACHEDIR.TAG`.
 pub(crate) fn journal_directory() -> PathBuf {
     if let Some(directory) = std::env::var_os(crate::JOURNAL_VARIABLE).filter(|d| !d.is_empty()) {
         let directory = PathBuf::from(directory);
         return std::env::current_dir().map(|here| here.join(&directory)).unwrap_or(directory);
     }
-    target_directory()
-        .or_else(|| std::env::var_os("CARGO_MANIFEST_DIR").map(|manifest| Path::new(&manifest).join("target")))
-        .or_else(|| std::env::current_dir().ok())
-        .unwrap_or_default()
-        .join("svc-stub-journal")
-}
-
-/// Cargo's target directory: the nearest ancestor of this binary that cargo tagged (`CACHEDIR.TAG`).
-fn target_directory() -> Option<PathBuf> {
-    let binary = std::env::current_exe().ok()?;
-    binary.ancestors().skip(1).find(|directory| directory.join("CACHEDIR.TAG").is_file()).map(Path::to_path_buf)
+    let binary = std::env::current_exe().unwrap_or_default();
+    let target = binary.ancestors().skip(1).find(|directory| directory.join("CACHEDIR.TAG").is_file());
+    target.map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir).join("svc-stub-journal")
 }
 
 #[cfg(test)]
@@ -387,30 +353,38 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn request(seq: u64, route: &str, arrived: f64, retry_after: Option<u64>) -> Request {
+    fn request(body: Value) -> Request {
         Request::from_json(&json!({
-            "seq": seq, "method": "POST", "path": "/v1/flags/evaluate", "route": route, "status": 429,
-            "arrivedMs": arrived, "durationMs": 1.0, "retryAfter": retry_after, "headers": {}, "query": {},
+            "seq": 3, "method": "POST", "path": "/v1/capture", "route": "capture", "status": 200,
+            "arrivedMs": 1.0, "durationMs": 1.0, "headers": {}, "query": {}, "body": body,
         }))
     }
 
     #[test]
     fn a_resource_covers_its_actions() {
-        let created = request(1, "projects.create", 0.0, None);
+        let mut created = request(Value::Null);
+        created.route = Some("projects.create".into());
         assert!(created.is(Route::Projects) && created.is(Route::ProjectsCreate) && created.is(Route::Any));
         assert!(!created.is(Route::Environments) && !created.is(Route::ProjectsGet));
     }
 
     #[test]
-    fn an_early_retry_is_named() {
-        let requests = [request(1, "evaluate", 0.0, Some(1)), request(2, "evaluate", 200.0, None)];
-        let failure = early_retries(&requests, Route::Evaluate).unwrap();
+    fn a_body_reads_as_text_and_json_or_says_why_not() {
+        let sent = request(json!({"text": "{\"events\": [1, 2]}", "bytes": 17}));
+        assert_eq!(sent.text(), Some("{\"events\": [1, 2]}"));
+        assert_eq!(sent.json::<Value>()["events"][1], 2);
+        let events: BTreeMap<String, Vec<u32>> = sent.json();
+        assert_eq!(events["events"], [1, 2]);
+        let error = sent.try_json::<Vec<u32>>().unwrap_err().to_string();
+        assert!(error.starts_with("svc-stub: the body of #3 POST /v1/capture does not read as alloc::vec::Vec<u32>: "));
+        let none = request(Value::Null);
+        assert_eq!(none.text(), None);
         assert_eq!(
-            failure,
-            "retried evaluate before Retry-After allowed:\n  #2 came 199 ms after #1 was answered 429 with Retry-After: 1"
+            none.try_json::<Value>().unwrap_err().to_string(),
+            "svc-stub: #3 POST /v1/capture sent no body, not JSON"
         );
-        let late = [request(1, "evaluate", 0.0, Some(1)), request(2, "evaluate", 1001.0, None)];
-        assert_eq!(early_retries(&late, Route::Evaluate), None);
-        assert_eq!(gaps_ms(&late), vec![1001.0]);
+        let binary = request(json!({"base64": "AAE=", "bytes": 2}));
+        let error = binary.try_json::<Value>().unwrap_err().to_string();
+        assert_eq!(error, "svc-stub: #3 POST /v1/capture sent 2 bytes that are not text, not JSON");
     }
 }

@@ -1,19 +1,23 @@
-//! The stub of this test run: found or started on first use, once per process.
+//! The stub of this test run: the one at `SVC_STUB_URL`, or the one `svc-stub shared` starts
+//! for the run (or attaches to), found once per process.
 
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 use crate::client::Client;
 use crate::error::{Error, Result};
-use crate::process::{StartOptions, StubProcess};
-use crate::share;
+
+/// The start of the line `svc-stub shared` prints; the rest is the stub's URL.
+const READY_PREFIX: &str = "svc-stub listening on ";
 
 static RUN: OnceLock<Result<String>> = OnceLock::new();
 
-/// The stub of this test run, started on first use and shared by every test of the process:
-/// the one at `SVC_STUB_URL`; else the one the test binaries of this `cargo test` share (each
-/// binary is a process of its own: the first to need a stub starts it, and it stops when
-/// `cargo test` ends); else one of this process's own, which stops when it exits. The stub
-/// reads its options from `SVC_STUB_*` variables too (`SVC_STUB_FIXTURES=flags.yaml`).
+/// The stub of this test run, found on first use and shared by every test of the process: the
+/// one at `SVC_STUB_URL`; else the one `svc-stub shared --owner-named cargo` gives, the same for
+/// every test binary of one `cargo test` (the stub decides: it starts the run's stub or attaches
+/// to it, and stops it when `cargo` ends). The stub reads its options from `SVC_STUB_*`
+/// variables (`SVC_STUB_FIXTURES=flags.yaml`).
 ///
 /// The answer is the same for the whole process, an error included: a stub that cannot be had
 /// fails every test that asks, each with the same one line.
@@ -24,71 +28,122 @@ pub fn run_url() -> Result<String> {
 fn find_or_start() -> Result<String> {
     let running = std::env::var(crate::URL_VARIABLE).unwrap_or_default();
     let running = running.trim().trim_end_matches('/');
-    if !running.is_empty() {
-        let named = format!("{}={running}", crate::URL_VARIABLE);
-        return check_stub(running, &named).map(|()| running.to_owned());
+    if running.is_empty() {
+        return shared();
     }
-    if let Some(runner) = share::runner_pid() {
-        let url = share::shared_stub(runner)?;
-        return check_stub(&url, &url).map(|()| url);
-    }
-    let process = StubProcess::start(StartOptions::default())?;
-    let url = process.url().to_owned();
-    drop(process); // the handle goes, the stub stays: it stops once this process has ended (--stop-with)
-    check_stub(&url, &url).map(|()| url)
+    check_stub(running).map(|()| running.to_owned())
 }
 
-/// Checks the stub at `url` answers as svc-stub and is not older than this crate, or says in
-/// one line what to do; `named` is how the line names it.
-pub fn check_stub(url: &str, named: &str) -> Result<()> {
-    let advice = if named.starts_with(crate::URL_VARIABLE) {
-        format!("start one there (svc-stub --port PORT) or unset {} to have one started", crate::URL_VARIABLE)
-    } else {
-        "its log says why".to_owned()
+/// `svc-stub shared --owner-named cargo --require VERSION`: its one line, the ready line or why not.
+fn shared() -> Result<String> {
+    let bin = command()?;
+    let output = Command::new(&bin)
+        .args(["shared", "--owner-named", "cargo", "--require", crate::VERSION])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|error| Error::Start(format!("svc-stub: could not run {}: {error}", bin.display())))?;
+    let said = String::from_utf8_lossy(&output.stdout);
+    match said.lines().find_map(|line| line.strip_prefix(READY_PREFIX)) {
+        Some(url) if output.status.success() => Ok(url.trim().to_owned()),
+        _ => {
+            let complaint = String::from_utf8_lossy(&output.stderr);
+            let line = complaint.lines().rev().find(|line| !line.trim().is_empty()).map(str::trim);
+            Err(Error::Start(match line {
+                Some(line) => line.to_owned(),
+                None => format!("svc-stub: {} shared ended ({}) with no ready line", bin.display(), output.status),
+            }))
+        }
+    }
+}
+
+/// `SVC_STUB_BIN`, else `svc-stub` on `PATH`; else an error that says how to have one.
+fn command() -> Result<PathBuf> {
+    let named = std::env::var_os(crate::BIN_VARIABLE).filter(|bin| !bin.is_empty());
+    let (found, why) = match &named {
+        Some(bin) => {
+            let bin = PathBuf::from(bin);
+            (bin.is_file().then(|| bin.clone()), format!("{}={}: no such file", crate::BIN_VARIABLE, bin.display()))
+        }
+        None => {
+            let path = std::env::var_os("PATH").unwrap_or_default();
+            let found = std::env::split_paths(&path).map(|dir| dir.join("svc-stub")).find(|bin| executable(bin));
+            (found, format!("{} is not set and none is on PATH", crate::BIN_VARIABLE))
+        }
     };
+    found.ok_or_else(|| {
+        Error::Start(format!(
+            "svc-stub: no svc-stub command ({why}); install it from its clone (python3 -m venv .venv && \
+             .venv/bin/pip install {}) and set {}=$PWD/.venv/bin/svc-stub, or {} to a running stub",
+            clone(),
+            crate::BIN_VARIABLE,
+            crate::URL_VARIABLE
+        ))
+    })
+}
+
+#[cfg(unix)]
+fn executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn executable(path: &Path) -> bool {
+    path.is_file() || path.with_extension("exe").is_file()
+}
+
+/// The clone of svc-stub this crate is built from (two folders above it), else a placeholder:
+/// svc-stub installs from a clone until it is on a package index.
+fn clone() -> String {
+    let clone = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let pyproject = std::fs::read_to_string(clone.join("pyproject.toml")).unwrap_or_default();
+    if pyproject.lines().any(|line| line.replace(' ', "") == "name=\"svc-stub\"") {
+        clone.canonicalize().unwrap_or(clone).display().to_string()
+    } else {
+        "path/to/svc-stub".to_owned()
+    }
+}
+
+/// Checks the stub at `SVC_STUB_URL` answers as svc-stub and is not older than this crate, or
+/// says in one line what to do.
+fn check_stub(url: &str) -> Result<()> {
+    let named = format!("{}={url}", crate::URL_VARIABLE);
     let version = Client::new(url).and_then(|client| {
         client.health()?;
         client.version()
     });
     let version = version.map_err(|error| {
-        Error::Check(format!("svc-stub: {named} does not answer as svc-stub ({}); {advice}", problem(&error)))
+        let problem = match &error {
+            Error::Unreachable { reason, .. } => reason.clone(),
+            Error::Stub { status, message, .. } => format!("{status} from /health: {message}"),
+            other => other.to_string(),
+        };
+        Error::Check(format!(
+            "svc-stub: {named} does not answer as svc-stub ({problem}); start one there (svc-stub --port PORT) \
+             or unset {} to have one started",
+            crate::URL_VARIABLE
+        ))
     })?;
     if !recent_enough(&version, crate::VERSION) {
         return Err(Error::Check(format!(
-            "svc-stub: {named} is svc-stub {version}, older than this crate ({}); upgrade it (pip install -U svc-stub)",
-            crate::VERSION
+            "svc-stub: {named} is svc-stub {version}, older than this crate ({}); upgrade it (pip install --upgrade {})",
+            crate::VERSION,
+            clone()
         )));
     }
     Ok(())
 }
 
-fn problem(error: &Error) -> String {
-    match error {
-        Error::Unreachable { reason, .. } => reason.clone(),
-        Error::Stub { status, message, .. } => format!("{status} from /health: {message}"),
-        other => other.to_string(),
-    }
-}
-
 /// Whether `version` is at least `needed`, numerically (`0.10.0` is newer than `0.9.1`).
-pub(crate) fn recent_enough(version: &str, needed: &str) -> bool {
+fn recent_enough(version: &str, needed: &str) -> bool {
     fn parts(version: &str) -> Option<Vec<u64>> {
-        version
-            .splitn(3, '.')
-            .map(|part| {
-                let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
-                digits.parse().ok()
-            })
-            .collect()
+        let digits = |part: &str| part.chars().take_while(char::is_ascii_digit).collect::<String>().parse().ok();
+        version.splitn(3, '.').map(digits).collect()
     }
-    let (Some(have), Some(need)) = (parts(version), parts(needed)) else { return false };
-    for i in 0..3 {
-        let (a, b) = (have.get(i).copied().unwrap_or(0), need.get(i).copied().unwrap_or(0));
-        if a != b {
-            return a > b;
-        }
+    match (parts(version), parts(needed)) {
+        (Some(have), Some(need)) => have >= need,
+        _ => false,
     }
-    true
 }
 
 #[cfg(test)]

@@ -37,28 +37,28 @@ fn block_on<F: Future>(future: F) -> F::Output {
 
 #[test]
 fn a_pending_wait_does_not_block_the_thread_that_awaits_it() {
-    let ns = svc_stub::namespace("async wait");
+    let stub = svc_stub::start();
     let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
-    let mut wait = pin!(ns.wait_for_svc_events_async(1, Duration::from_secs(10)));
+    let mut wait = pin!(stub.wait_for_svc_events_async(1, Duration::from_secs(60)));
 
     // pending, not blocked: a blocking poll would have run out first and panicked
     assert!(wait.as_mut().poll(&mut Context::from_waker(&waker)).is_pending());
     // the same thread, as a current-thread executor's, runs the client meanwhile
-    common::capture(ns.url(), json!([{"type": "signal", "name": "checkout"}]));
+    common::capture(stub.url(), json!([{"type": "signal", "name": "checkout"}]));
     let events = block_on(wait);
     assert_eq!(events[0]["name"], "checkout");
 
-    let requests = block_on(ns.wait_for_requests_async(1, Route::Capture, Duration::from_secs(5)));
+    let requests = block_on(stub.wait_for_requests_async(1, Route::Capture, Duration::from_secs(60)));
     assert_eq!(requests.len(), 1);
-    assert!(block_on(ns.wait_for_targets_async(0, Duration::from_millis(10))).is_empty());
-    assert!(block_on(ns.wait_for_events_async(0, Duration::from_millis(10))).is_empty());
+    assert!(block_on(stub.wait_for_targets_async(0, Duration::from_millis(10))).is_empty());
+    assert!(block_on(stub.wait_for_events_async(0, Duration::from_millis(10))).is_empty());
 }
 
 #[test]
 fn an_async_wait_that_runs_out_panics_with_what_arrived() {
-    let ns = svc_stub::namespace("async timeout");
+    let stub = svc_stub::start();
     let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        block_on(ns.wait_for_svc_events_async(1, Duration::from_millis(200)));
+        block_on(stub.wait_for_svc_events_async(1, Duration::from_millis(200)));
     }))
     .unwrap_err();
     let message = common::panic_message(payload);

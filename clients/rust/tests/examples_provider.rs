@@ -15,30 +15,31 @@ fn acme() -> Value {
 
 #[test]
 fn the_provider_creates_a_project() {
-    let ns = svc_stub::namespace("the_provider_creates_a_project");
-    ns.seed_management(acme());
+    let stub = svc_stub::start();
+    stub.seed_management(acme());
 
-    let id = provider::create_project(ns.url(), "svc_org_acme_tf", "Checkout", "checkout").unwrap();
+    let id = provider::create_project(stub.url(), "svc_org_acme_tf", "Checkout", "checkout").unwrap();
     assert!(id.starts_with("proj_"), "{id}");
-    let created = ns.requests(Route::ProjectsCreate);
+    let created = stub.requests(Route::ProjectsCreate);
     assert_eq!(created.len(), 1);
     assert_eq!(created[0].status, Some(201));
+    assert_eq!(created[0].json::<Value>()["slug"], "checkout"); // what it sent, parsed
 }
 
 #[test]
 fn the_provider_reports_a_slug_taken() {
-    let ns = svc_stub::namespace("the_provider_reports_a_slug_taken");
-    ns.seed_management(acme());
+    let stub = svc_stub::start();
+    stub.seed_management(acme());
 
-    let error = provider::create_project(ns.url(), "svc_org_acme_tf", "Shop again", "shop").unwrap_err();
+    let error = provider::create_project(stub.url(), "svc_org_acme_tf", "Shop again", "shop").unwrap_err();
     assert!(error.starts_with("409 CONFLICT: "), "{error}");
 }
 
 #[test]
 fn the_provider_surfaces_an_outage() {
-    let ns = svc_stub::namespace("the_provider_surfaces_an_outage");
-    ns.seed_management(acme());
-    let _outage = ns.arm(Fault::new(Mode::Status).status(503).on(Selector::Projects).times(1));
+    let stub = svc_stub::start();
+    stub.seed_management(acme());
+    let _outage = stub.arm(Fault::new(Mode::Status).status(503).apply_to(Selector::Projects).times(1));
 
-    assert!(provider::create_project(ns.url(), "svc_org_acme_tf", "Checkout", "checkout").is_err());
+    assert!(provider::create_project(stub.url(), "svc_org_acme_tf", "Checkout", "checkout").is_err());
 }

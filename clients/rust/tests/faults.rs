@@ -51,17 +51,18 @@ fn case(mode: Mode) -> (Fault, fn(&Seen) -> bool) {
 /// Arms `mode` on evaluate for one request: the client sees it, the next request is served, and
 /// the journal names the fault as armed.
 fn armed_reaches_the_client_once(mode: Mode) {
-    let ns = svc_stub::namespace(&format!("armed {mode}"));
+    let stub = svc_stub::start();
     let (fault, seen) = case(mode);
-    let guard = ns.arm(fault.on(Selector::Evaluate).times(1));
+    let guard = stub.arm(fault.apply_to(Selector::Evaluate).times(1));
     assert_eq!(guard.armed().mode, Some(mode));
-    let got = evaluate(ns.url(), &[], client_timeout(mode));
+    let got = evaluate(stub.url(), &[], client_timeout(mode));
     assert!(seen(&got), "{mode}: the client saw {got:?}");
-    let after = evaluate(ns.url(), &[], ANSWER_TIMEOUT);
+    let after = evaluate(stub.url(), &[], ANSWER_TIMEOUT);
     assert_eq!(after.status, Some(200), "times(1) faults one request only; the next: {after:?}");
     assert_eq!(after.value(), Some("treatment-b"));
     // listed as each ends: a hung request only once its client has given up on it
-    let faulted: Vec<_> = ns.wait_for_requests(2, Route::Evaluate, WAIT).into_iter().filter_map(|r| r.fault).collect();
+    let faulted: Vec<_> =
+        stub.wait_for_requests(2, Route::Evaluate, WAIT).into_iter().filter_map(|r| r.fault).collect();
     assert_eq!(faulted.len(), 1, "{faulted:?}");
     assert_eq!((faulted[0].mode.as_str(), faulted[0].source.as_str()), (mode.as_str(), "armed"));
     assert_eq!(faulted[0].armed_id, Some(guard.armed().id));
@@ -69,12 +70,13 @@ fn armed_reaches_the_client_once(mode: Mode) {
 
 /// Sends `mode` as the request's own headers: that request alone is faulted.
 fn headers_fault_one_request(mode: Mode) {
-    let ns = svc_stub::namespace(&format!("headers {mode}"));
+    let stub = svc_stub::start();
     let (fault, seen) = case(mode);
-    let got = evaluate(ns.url(), &fault_headers(&fault), client_timeout(mode));
+    let got = evaluate(stub.url(), &fault_headers(&fault), client_timeout(mode));
     assert!(seen(&got), "{mode} by header: the client saw {got:?}");
-    assert_eq!(evaluate(ns.url(), &[], ANSWER_TIMEOUT).status, Some(200));
-    let faulted: Vec<_> = ns.wait_for_requests(2, Route::Evaluate, WAIT).into_iter().filter_map(|r| r.fault).collect();
+    assert_eq!(evaluate(stub.url(), &[], ANSWER_TIMEOUT).status, Some(200));
+    let faulted: Vec<_> =
+        stub.wait_for_requests(2, Route::Evaluate, WAIT).into_iter().filter_map(|r| r.fault).collect();
     assert_eq!(faulted.len(), 1, "{faulted:?}");
     assert_eq!((faulted[0].mode.as_str(), faulted[0].source.as_str()), (mode.as_str(), "header"));
 }
@@ -118,73 +120,73 @@ every_mode! {
 
 #[test]
 fn a_guard_disarms_its_fault_when_dropped() {
-    let ns = svc_stub::namespace("guard");
+    let stub = svc_stub::start();
     {
-        let _outage = ns.arm(Fault::new(Mode::Http500).on(Selector::Evaluate));
-        assert_eq!(evaluate(ns.url(), &[], ANSWER_TIMEOUT).status, Some(500));
-        assert_eq!(evaluate(ns.url(), &[], ANSWER_TIMEOUT).status, Some(500));
-        assert_eq!(ns.armed().len(), 1);
+        let _outage = stub.arm(Fault::new(Mode::Http500).apply_to(Selector::Evaluate));
+        assert_eq!(evaluate(stub.url(), &[], ANSWER_TIMEOUT).status, Some(500));
+        assert_eq!(evaluate(stub.url(), &[], ANSWER_TIMEOUT).status, Some(500));
+        assert_eq!(stub.armed().len(), 1);
     }
-    assert!(ns.armed().is_empty());
-    assert_eq!(evaluate(ns.url(), &[], ANSWER_TIMEOUT).status, Some(200));
+    assert!(stub.armed().is_empty());
+    assert_eq!(evaluate(stub.url(), &[], ANSWER_TIMEOUT).status, Some(200));
 }
 
 #[test]
 fn a_kept_fault_stays_armed_and_one_run_out_is_fine() {
-    let ns = svc_stub::namespace("kept");
-    let kept = ns.arm(Fault::new(Mode::Http401).on(Selector::Evaluate)).keep();
-    let once = ns.arm(Fault::new(Mode::Http429).on(Selector::Capture).times(1));
-    let refused = common::try_capture(ns.url(), serde_json::json!([{"type": "signal", "name": "x"}]));
+    let stub = svc_stub::start();
+    let kept = stub.arm(Fault::new(Mode::Http401).apply_to(Selector::Evaluate)).keep();
+    let once = stub.arm(Fault::new(Mode::Http429).apply_to(Selector::Capture).times(1));
+    let refused = common::try_capture(stub.url(), serde_json::json!([{"type": "signal", "name": "x"}]));
     assert_eq!(refused, Some(429));
     drop(once); // it ran out by itself: dropping its guard is fine
-    let armed = ns.armed();
+    let armed = stub.armed();
     assert_eq!(armed.iter().map(|f| f.id).collect::<Vec<_>>(), vec![kept.id]);
-    assert_eq!(evaluate(ns.url(), &[], ANSWER_TIMEOUT).status, Some(401));
-    ns.clear_faults();
-    assert_eq!(evaluate(ns.url(), &[], ANSWER_TIMEOUT).status, Some(200));
+    assert_eq!(evaluate(stub.url(), &[], ANSWER_TIMEOUT).status, Some(401));
+    stub.clear_faults();
+    assert_eq!(evaluate(stub.url(), &[], ANSWER_TIMEOUT).status, Some(200));
 }
 
 #[test]
 fn with_fault_arms_for_a_closure() {
-    let ns = svc_stub::namespace("with_fault");
-    let during = ns.with_fault(Fault::new(Mode::Status).status(503).on(Selector::Runtime), || {
-        evaluate(ns.url(), &[], ANSWER_TIMEOUT).status
+    let stub = svc_stub::start();
+    let during = stub.with_fault(Fault::new(Mode::Status).status(503).apply_to(Selector::Runtime), || {
+        evaluate(stub.url(), &[], ANSWER_TIMEOUT).status
     });
     assert_eq!(during, Some(503));
-    assert_eq!(evaluate(ns.url(), &[], ANSWER_TIMEOUT).status, Some(200));
+    assert_eq!(evaluate(stub.url(), &[], ANSWER_TIMEOUT).status, Some(200));
 }
 
 #[test]
 fn a_sequence_steps_one_request_at_a_time() {
-    let ns = svc_stub::namespace("sequence");
-    let _steps = ns.arm(
+    let stub = svc_stub::start();
+    let _steps = stub.arm(
         Fault::sequence([Step::new(Mode::Http500), Step::pass(), Step::new(Mode::Status).status(418)])
-            .on(Selector::Evaluate),
+            .apply_to(Selector::Evaluate),
     );
-    let statuses: Vec<_> = (0..4).map(|_| evaluate(ns.url(), &[], ANSWER_TIMEOUT).status).collect();
+    let statuses: Vec<_> = (0..4).map(|_| evaluate(stub.url(), &[], ANSWER_TIMEOUT).status).collect();
     assert_eq!(statuses, [Some(500), Some(200), Some(418), Some(200)]);
-    let steps: Vec<_> = ns.requests(Route::Evaluate).into_iter().map(|r| r.fault.and_then(|f| f.step)).collect();
+    let steps: Vec<_> = stub.requests(Route::Evaluate).into_iter().map(|r| r.fault.and_then(|f| f.step)).collect();
     assert_eq!(steps, [Some(0), Some(1), Some(2), None]);
 }
 
 #[test]
 fn a_fault_on_another_route_leaves_evaluate_alone() {
-    let ns = svc_stub::namespace("other route");
-    let _fault = ns.arm(Fault::new(Mode::Http500).on(Selector::Management).on(Selector::Capture));
-    assert_eq!(evaluate(ns.url(), &[], ANSWER_TIMEOUT).status, Some(200));
+    let stub = svc_stub::start();
+    let _fault = stub.arm(Fault::new(Mode::Http500).apply_to(Selector::Management).apply_to(Selector::Capture));
+    assert_eq!(evaluate(stub.url(), &[], ANSWER_TIMEOUT).status, Some(200));
 }
 
 #[test]
 fn a_fault_the_stub_refuses_panics_with_its_one_line() {
-    let ns = svc_stub::namespace("refused");
+    let stub = svc_stub::start();
     let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let _fault = ns.arm(Fault::new(Mode::Status)); // no status
+        let _fault = stub.arm(Fault::new(Mode::Status)); // no status
     }));
     let message = common::panic_message(refused.unwrap_err());
     assert!(message.starts_with("svc-stub: 400 "), "{message}");
     assert!(message.contains("status"), "{message}");
     assert!(!message.contains('\n'), "{message}");
-    let error = ns.client().arm(&Fault::new(Mode::Status)).unwrap_err();
+    let error = stub.client().arm(&Fault::new(Mode::Status)).unwrap_err();
     assert!(matches!(error, svc_stub::Error::Stub { status: 400, .. }), "{error:?}");
 }
 

@@ -1,17 +1,25 @@
 //! The crate's words are the stub's: every fault mode, selector, route name, arming member,
 //! long-poll parameter and control path it uses, checked against the stub's own description of
-//! its control plane (`stub/openapi.json`), and one version number for the stub and the crate.
+//! its control plane (`stub/openapi.json`); its names are the shared vocabulary's
+//! (`clients/vocabulary.json`); and one version number for the stub and the crate.
 
 use std::collections::BTreeSet;
 
-use serde_json::Value;
+use std::path::Path;
+
+use serde_json::{json, Value};
 use svc_stub::{Fault, Mode, Route, Selector, Step};
 
 const OPENAPI: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../stub/openapi.json");
+const VOCABULARY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../vocabulary.json");
+
+fn read(path: &str) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
 
 fn document() -> Value {
-    let text = std::fs::read_to_string(OPENAPI).unwrap_or_else(|e| panic!("{OPENAPI}: {e}"));
-    serde_json::from_str(&text).unwrap()
+    read(OPENAPI)
 }
 
 fn enum_of(document: &Value, schema: &str) -> Vec<String> {
@@ -58,7 +66,7 @@ fn a_fault_sets_every_member_of_the_arming_document() {
     let document = document();
     let schemas = &document["components"]["schemas"];
     let full = Fault::new(Mode::Status)
-        .on(Selector::Evaluate)
+        .apply_to(Selector::Evaluate)
         .times(1)
         .delay(std::time::Duration::from_millis(5))
         .status(503)
@@ -82,9 +90,49 @@ fn a_fault_sets_every_member_of_the_arming_document() {
     assert!(modes.contains(pass), "a SequenceStep cannot be {pass}");
 }
 
+/// The source of one of the crate's files.
+fn source_of(file: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(file);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 /// The source of the crate's control client.
 fn client_source() -> String {
-    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/client.rs")).unwrap()
+    source_of("client.rs")
+}
+
+#[test]
+fn the_checks_are_the_stubs() {
+    let document = document();
+    let parameters = document["paths"]["/_test/checks/{check}"]["get"]["parameters"].as_array().unwrap();
+    let checks = parameters.iter().find(|p| p["name"] == "check").unwrap()["schema"]["enum"].as_array().unwrap();
+    let source = source_of("stub.rs");
+    for check in checks {
+        let check = check.as_str().unwrap();
+        assert!(source.contains(&format!("assert_check(\"{check}\"")), "no assertion makes the stub's {check} check");
+    }
+}
+
+/// Each name of the shared vocabulary is the crate's, as Rust spells it; each control-plane word
+/// of it is the stub's: `applyTo` a member of the arming document, `/_test/offline` a path.
+#[test]
+fn the_names_are_the_shared_vocabularys() {
+    let vocabulary = read(VOCABULARY);
+    let words = vocabulary["words"].as_object().expect("clients/vocabulary.json: no words");
+    let sources: String = ["lib.rs", "client.rs", "stub.rs", "faults.rs", "journal.rs"].map(source_of).concat();
+    for (idea, spellings) in words {
+        let rust = spellings["rust"].as_str().unwrap_or_else(|| panic!("{idea}: no Rust spelling"));
+        let declared = [format!("pub struct {rust} "), format!("pub fn {rust}("), format!("pub fn {rust}<")];
+        assert!(declared.iter().any(|d| sources.contains(d.as_str())), "{idea}: the crate has no {rust}");
+    }
+    let document = document();
+    let arming = properties(&document["components"]["schemas"]["ArmingDocument"]);
+    let selector = words["routeSelector"]["controlPlane"].as_str().unwrap();
+    assert_eq!(selector, "applyTo");
+    assert!(arming.contains(selector), "{selector} is not a member of the ArmingDocument: {arming:?}");
+    assert!(Fault::new(Mode::Reset).apply_to(Selector::Capture).arming_document()[selector] == json!(["capture"]));
+    let offline = words["offlineUrl"]["controlPlane"].as_str().unwrap();
+    assert!(document["paths"][offline]["get"].is_object(), "the stub's document has no GET {offline}");
 }
 
 /// Each parameter of an operation, `$ref`s resolved.
@@ -106,14 +154,15 @@ fn parameters_of(document: &Value, path: &str, method: &str) -> Vec<String> {
 #[test]
 fn the_long_poll_parameters_are_the_stubs() {
     let document = document();
-    let source = client_source();
+    let sources = [client_source(), source_of("stub.rs")].concat();
     for (path, names) in [
         ("/_test/events", &["minEvents", "minSvcEvents", "minTargets", "waitMs"][..]),
-        ("/_test/requests", &["route", "min", "waitMs"][..]),
+        ("/_test/requests", &["route", "min", "waitMs", "bodies"][..]),
+        ("/_test/checks/{check}", &["route", "flagKey", "targetingKey", "variant"][..]),
     ] {
         let parameters = parameters_of(&document, path, "get");
         for name in names {
-            assert!(source.contains(&format!("\"{name}\"")), "client.rs does not send {name:?}");
+            assert!(sources.contains(&format!("\"{name}\"")), "the crate does not send {name:?}");
             assert!(
                 parameters.contains(&(*name).to_owned()),
                 "{name} is not a parameter of GET {path}: {parameters:?}"
@@ -161,7 +210,7 @@ fn every_control_path_is_the_stubs() {
             ));
         }
     }
-    assert!(calls.len() >= 20, "found only {} calls in client.rs: {calls:?}", calls.len());
+    assert!(calls.len() >= 22, "found only {} calls in client.rs: {calls:?}", calls.len());
     for call in &calls {
         assert!(served.contains(call), "client.rs calls {call}, which the stub's document does not have");
     }

@@ -10,13 +10,13 @@ use svc_stub::{Fault, Mode, Route, Selector};
 
 /// Serves `me` as checkout-v2, faults every third namespace, and checks nothing of another's shows.
 fn serves_its_own_value(me: &str) {
-    let ns = svc_stub::Namespace::builder(me)
+    let stub = svc_stub::SvcStub::builder()
         .fixtures(json!({"flags": {"checkout-v2": {"type": "string", "value": me, "variant": me}}}))
-        .create();
+        .start();
     let faulted = me.bytes().map(u32::from).sum::<u32>() % 3 == 0;
-    let _fault = faulted.then(|| ns.arm(Fault::new(Mode::Http500).on(Selector::Evaluate)));
+    let _fault = faulted.then(|| stub.arm(Fault::new(Mode::Http500).apply_to(Selector::Evaluate)));
     for _ in 0..3 {
-        let seen = common::evaluate(ns.url(), &[], common::ANSWER_TIMEOUT);
+        let seen = common::evaluate(stub.url(), &[], common::ANSWER_TIMEOUT);
         if faulted {
             assert_eq!(seen.status, Some(500), "{me}: {seen:?}");
         } else {
@@ -24,15 +24,15 @@ fn serves_its_own_value(me: &str) {
         }
     }
     common::capture(
-        ns.url(),
+        stub.url(),
         json!([{"type": "exposure", "flagKey": "checkout-v2", "targetingKey": me, "variant": me}]),
     );
-    let requests = ns.wait_for_requests(4, Route::Any, Duration::from_secs(5));
+    let requests = stub.wait_for_requests(4, Route::Any, Duration::from_secs(60));
     assert_eq!(requests.len(), 4, "{me}: {requests:?}");
     assert!(requests.iter().all(|r| r.status == Some(if faulted && r.is(Route::Evaluate) { 500 } else { 200 })));
-    assert_eq!(ns.exposures().len(), 1);
-    ns.assert_exposure("checkout-v2", me, me);
-    assert_eq!(ns.armed().len(), usize::from(faulted));
+    assert_eq!(stub.exposures().len(), 1);
+    stub.assert_exposure("checkout-v2", me, me);
+    assert_eq!(stub.armed().len(), usize::from(faulted));
 }
 
 macro_rules! parallel {
@@ -57,11 +57,11 @@ fn forty_threads_of_one_test_at_once() {
 
 #[test]
 fn one_namespace_shared_by_threads_of_a_test() {
-    let ns = svc_stub::namespace("shared by threads");
+    let stub = svc_stub::start();
     std::thread::scope(|scope| {
         for _ in 0..8 {
-            scope.spawn(|| common::evaluate(ns.url(), &[], common::ANSWER_TIMEOUT));
+            scope.spawn(|| common::evaluate(stub.url(), &[], common::ANSWER_TIMEOUT));
         }
     });
-    assert_eq!(ns.requests(Route::Evaluate).len(), 8);
+    assert_eq!(stub.requests(Route::Evaluate).len(), 8);
 }

@@ -65,7 +65,7 @@ pub fn evaluate(url: &str, headers: &[(&str, String)], timeout: Duration) -> See
 
 /// Sends one `/v1/capture` of these events to `url`.
 pub fn capture(url: &str, events: Value) {
-    let agent: ureq::Agent = ureq::Agent::config_builder().timeout_global(Some(Duration::from_secs(5))).build().into();
+    let agent: ureq::Agent = ureq::Agent::config_builder().timeout_global(Some(ANSWER_TIMEOUT)).build().into();
     agent
         .post(&format!("{url}/v1/capture"))
         .header("Authorization", "Bearer project-api-key_rust")
@@ -84,11 +84,8 @@ pub fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
 
 /// Sends one `/v1/capture`; its status.
 pub fn try_capture(url: &str, events: Value) -> Option<u16> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(5)))
-        .http_status_as_error(false)
-        .build()
-        .into();
+    let agent: ureq::Agent =
+        ureq::Agent::config_builder().timeout_global(Some(ANSWER_TIMEOUT)).http_status_as_error(false).build().into();
     let answer = agent
         .post(&format!("{url}/v1/capture"))
         .header("Authorization", "Bearer project-api-key_rust")

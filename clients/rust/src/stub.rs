@@ -1,10 +1,9 @@
-//! A namespace per test: what it arms, serves and records stays in it, and it is deleted when
-//! the value is dropped. Every method panics on an error, with one line, at the test's own line.
+//! svc-stub for one test: a namespace of its own on the run's stub, named by the stub after the
+//! test, deleted when the value is dropped. Every method panics on an error, with one line, at
+//! the test's own line.
 
-use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher, Hasher};
+use std::panic::Location;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -13,40 +12,43 @@ use serde_json::Value;
 use crate::client::{Client, List};
 use crate::error::{Error, Result};
 use crate::faults::{ArmedFault, Fault, FaultGuard};
-use crate::journal::{self, Event, Recorded, Request, RequestInFull};
+use crate::journal::{self, Event, Recorded, Request};
 use crate::vocabulary::Route;
 
-/// Gives a test a namespace of its own on the run's stub ([`run_url`](crate::run_url)), named
-/// after `name` (made safe, with a random suffix so parallel tests and runs never meet), and
-/// deleted when the value is dropped. Give the code under test [`Namespace::url`].
+/// Gives the calling test a [`SvcStub`]: a namespace of its own on the run's stub
+/// ([`run_url`](crate::run_url)), named after the test, deleted when the value is dropped.
+/// Give the code under test [`SvcStub::url`].
 ///
-/// Panics with one line when no stub can be had (see [`try_namespace`] for a `Result`).
+/// Panics with one line when no stub can be had (see [`try_start`] for a `Result`).
 #[track_caller]
-pub fn namespace(name: &str) -> Namespace {
-    Namespace::builder(name).create()
+pub fn start() -> SvcStub {
+    SvcStub::builder().start()
 }
 
-/// [`namespace`], with the error instead of a panic.
-pub fn try_namespace(name: &str) -> Result<Namespace> {
-    Namespace::builder(name).try_create()
+/// [`start`], with the error instead of a panic.
+#[track_caller]
+pub fn try_start() -> Result<SvcStub> {
+    SvcStub::builder().try_start()
 }
 
-/// svc-stub for one test: a namespace of its own on the run's stub.
+/// svc-stub for one test: a namespace of its own on the run's stub, with the faults armed in it,
+/// the fixtures it serves and the journal of what was sent to it.
 ///
-/// `Namespace` is `Send` and `Sync`: threads of one test can share it by reference.
+/// `SvcStub` is `Send` and `Sync`: threads of one test can share it by reference.
 #[derive(Debug)]
-pub struct Namespace {
+pub struct SvcStub {
     client: Client,
+    /// Where the test asked for it: its source says whether a panic is what the test expects.
+    started_at: &'static Location<'static>,
     /// The journal written for a failure, once: an assertion's panic names it, and a drop
     /// while panicking does not write it again.
     journal: OnceLock<String>,
 }
 
-/// Sets up a namespace: its fixtures and bound keys ([`Namespace::builder`]).
-#[derive(Debug, Clone)]
-#[must_use = "a builder does nothing until .create()"]
-pub struct NamespaceBuilder {
-    name: String,
+/// Sets up a [`SvcStub`]: its fixtures and bound keys ([`SvcStub::builder`]).
+#[derive(Debug, Clone, Default)]
+#[must_use = "a builder does nothing until .start()"]
+pub struct SvcStubBuilder {
     fixtures: Vec<Fixtures>,
     keys: Vec<String>,
 }
@@ -57,7 +59,7 @@ enum Fixtures {
     File(PathBuf),
 }
 
-impl NamespaceBuilder {
+impl SvcStubBuilder {
     /// Serves these fixtures (a fixture document: `{"flags": {...}}`). The first fixtures given
     /// replace the served set; later ones overlay it, key by key.
     pub fn fixtures(mut self, document: Value) -> Self {
@@ -71,9 +73,9 @@ impl NamespaceBuilder {
         self
     }
 
-    /// Binds keys to the namespace: requests that name no namespace but present one of them are
-    /// served in it, for a client that keeps no base path and cannot add a header. A key binds
-    /// to one namespace at a time: parallel tests need keys of their own.
+    /// Binds keys to the test's namespace: requests that name no namespace but present one of
+    /// them are served in it, for a client that keeps no base path and cannot add a header. A
+    /// key binds to one namespace at a time: parallel tests need keys of their own.
     pub fn keys<I, S>(mut self, keys: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -83,24 +85,26 @@ impl NamespaceBuilder {
         self
     }
 
-    /// Creates the namespace; panics with one line if it cannot.
+    /// Starts the test's stub; panics with one line if it cannot.
     #[track_caller]
-    pub fn create(self) -> Namespace {
-        match self.try_create() {
-            Ok(namespace) => namespace,
+    pub fn start(self) -> SvcStub {
+        match self.try_start() {
+            Ok(stub) => stub,
             Err(error) => panic!("{}", error.line()),
         }
     }
 
-    /// Creates the namespace, or says why it cannot.
-    pub fn try_create(self) -> Result<Namespace> {
-        let stub = Client::new(&crate::run_url()?)?;
-        let client = stub.create_namespace(&namespace_name(&self.name), &self.keys)?;
-        let namespace = Namespace { client, journal: OnceLock::new() };
+    /// Starts the test's stub, or says why it cannot.
+    #[track_caller]
+    pub fn try_start(self) -> Result<SvcStub> {
+        let started_at = Location::caller();
+        let run = Client::new(&crate::run_url()?)?;
+        let stub =
+            SvcStub { client: run.create_namespace(&test_id(), &self.keys)?, started_at, journal: OnceLock::new() };
         for (i, fixtures) in self.fixtures.iter().enumerate() {
             let served = match fixtures {
-                Fixtures::Document(document) => namespace.client.set_fixtures(document, i > 0),
-                Fixtures::File(path) => namespace.client.set_fixtures_file(path, i > 0),
+                Fixtures::Document(document) => stub.client.set_fixtures(document, i > 0),
+                Fixtures::File(path) => stub.client.set_fixtures_file(path, i > 0),
             };
             served.map_err(|error| match error {
                 Error::Stub { status, code, message } => {
@@ -109,15 +113,32 @@ impl NamespaceBuilder {
                 other => other,
             })?;
         }
-        Ok(namespace)
+        Ok(stub)
     }
 }
 
-impl Namespace {
-    /// A namespace with fixtures or bound keys:
-    /// `Namespace::builder("checkout").fixtures(json!({...})).keys(["phc_checkout"]).create()`.
-    pub fn builder(name: &str) -> NamespaceBuilder {
-        NamespaceBuilder { name: name.to_owned(), fixtures: Vec::new(), keys: Vec::new() }
+/// The test's identity, for the stub to name its namespace after: the test binary's name (a
+/// file of `tests/`, or the crate for its unit tests) and the test's path, as libtest names the
+/// thread it runs the test on (`checkout::tests::falls_back`).
+fn test_id() -> String {
+    let binary = std::env::current_exe().ok().and_then(|exe| Some(exe.file_stem()?.to_string_lossy().into_owned()));
+    let binary = binary.unwrap_or_default();
+    // cargo's build hash: `checkout-1a2b3c4d5e6f7a8b`
+    let binary = match binary.rsplit_once('-') {
+        Some((name, hash)) if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => name,
+        _ => &binary,
+    };
+    match std::thread::current().name() {
+        Some(test) if test != "main" => format!("{binary}::{test}"),
+        _ => binary.to_owned(),
+    }
+}
+
+impl SvcStub {
+    /// A stub with fixtures or bound keys:
+    /// `SvcStub::builder().fixtures(json!({...})).keys(["phc_checkout"]).start()`.
+    pub fn builder() -> SvcStubBuilder {
+        SvcStubBuilder::default()
     }
 
     /// The base URL to give the client under test: `{stub}/ns/{name}`.
@@ -125,19 +146,27 @@ impl Namespace {
         self.client.url()
     }
 
-    /// The stub itself.
+    /// The stub itself, shared by the run.
     pub fn base_url(&self) -> &str {
         self.client.base_url()
     }
 
-    /// The namespace's name: the test's, made safe, and a random suffix.
+    /// The test's namespace: the name the stub made of the test's identity.
     pub fn name(&self) -> &str {
         self.client.namespace().unwrap_or_default()
     }
 
-    /// The control client in this namespace, whose methods return errors instead of panicking.
+    /// The control client in the test's namespace, whose methods return errors instead of
+    /// panicking.
     pub fn client(&self) -> &Client {
         &self.client
+    }
+
+    /// An address where nothing listens (every connection refused at once), for a test of a
+    /// client's offline behaviour: the stub holds its port for its whole life.
+    #[track_caller]
+    pub fn offline_url(&self) -> String {
+        self.must(self.client.offline_url())
     }
 
     #[track_caller]
@@ -152,22 +181,40 @@ impl Namespace {
     /// Panics with a failure's message and, after it, where the test's journal was written.
     #[track_caller]
     fn fail(&self, message: &str) -> ! {
+        if self.panic_expected() {
+            panic!("{message}")
+        }
         panic!("{message}\n{}", self.keep_journal())
     }
 
     /// Writes the namespace's journal (its inspector page, one HTML file) and says where, once.
     fn keep_journal(&self) -> &str {
         self.journal.get_or_init(|| {
-            let written = self
-                .client
-                .snapshot()
-                .map_err(|error| error.to_string())
-                .and_then(|page| journal::write_snapshot(self.name(), &page).map_err(|error| error.to_string()));
+            let written = self.client.snapshot().map_err(|error| error.to_string()).and_then(|page| {
+                journal::write_snapshot(self.name(), &page, self.base_url()).map_err(|error| error.to_string())
+            });
             match written {
                 Ok(path) => format!("svc-stub journal of this test: {} (open it in a browser)", path.display()),
                 Err(problem) => format!("svc-stub journal not written: {problem}"),
             }
         })
+    }
+
+    /// Whether the test is marked `#[should_panic]`, as its source says (libtest tells a test
+    /// nothing of it): then a panic is what it expects, and leaves no journal. Read from the
+    /// attributes of the function `start()` was called in; `false` when that cannot be read.
+    fn panic_expected(&self) -> bool {
+        let file = Path::new(self.started_at.file());
+        let here = std::env::current_dir().unwrap_or_default();
+        let Some(source) = here.ancestors().find_map(|dir| std::fs::read_to_string(dir.join(file)).ok()) else {
+            return false;
+        };
+        let above: Vec<&str> = source.lines().take(self.started_at.line() as usize).map(str::trim).collect();
+        let Some(header) = above.iter().rposition(|line| line.starts_with("fn ") || line.contains(" fn ")) else {
+            return false;
+        };
+        let attributes = above[..=header].iter().rev().take_while(|line| !line.ends_with('}') && !line.ends_with(';'));
+        attributes.take(20).any(|line| line.contains("#[should_panic"))
     }
 
     // -- faults -------------------------------------------------------------------------------
@@ -177,9 +224,9 @@ impl Namespace {
     ///
     /// ```no_run
     /// # use svc_stub::{Fault, Mode, Selector};
-    /// # let ns = svc_stub::namespace("doc");
+    /// # let stub = svc_stub::start();
     /// {
-    ///     let _outage = ns.arm(Fault::new(Mode::Http500).on(Selector::Evaluate));
+    ///     let _outage = stub.arm(Fault::new(Mode::Http500).apply_to(Selector::Evaluate));
     ///     // ... evaluate fails here ...
     /// } // disarmed
     /// ```
@@ -285,15 +332,16 @@ impl Namespace {
         self.recorded().exposures()
     }
 
-    /// The journal, oldest first: the requests to `route` ([`Route::Any`]: every one).
+    /// The journal, in the order requests arrived: the requests to `route` ([`Route::Any`]:
+    /// every one), each with its body ([`Request::text`], [`Request::json`]) and answer.
     #[track_caller]
     pub fn requests(&self, route: Route) -> Vec<Request> {
         self.must(self.client.requests(route))
     }
 
-    /// One request in full: its body, the answer it got, a curl line.
+    /// One request of the journal, by its `seq`.
     #[track_caller]
-    pub fn request(&self, seq: u64) -> RequestInFull {
+    pub fn request(&self, seq: u64) -> Request {
         self.must(self.client.request(seq))
     }
 
@@ -330,46 +378,54 @@ impl Namespace {
         self.must(self.client.wait_for_requests(n, route, timeout))
     }
 
-    // -- assertions: on failure, what was recorded instead, and the journal's path ------------
+    // -- assertions: the stub's verdict, and on failure the journal's path --------------------
+
+    /// Panics with the stub's words, and the journal's path, unless its `check` holds.
+    #[track_caller]
+    fn assert_check(&self, check: &str, parameters: &[(&'static str, &str)]) {
+        let verdict = self.must(self.client.check(check, parameters));
+        if !verdict.passed {
+            self.fail(&verdict.message);
+        }
+    }
 
     /// Asserts an exposure of `flag_key` for `targeting_key` was captured, of `variant` when one
     /// is given (`"treatment-b"` or `None`).
     #[track_caller]
     pub fn assert_exposure<'v>(&self, flag_key: &str, targeting_key: &str, variant: impl Into<Option<&'v str>>) {
-        let exposures = self.exposures();
-        if let Some(failure) = journal::exposure_missing(&exposures, flag_key, targeting_key, variant.into()) {
-            self.fail(&failure);
-        }
+        let mut parameters = vec![("flagKey", flag_key), ("targetingKey", targeting_key)];
+        parameters.extend(variant.into().map(|variant| ("variant", variant)));
+        self.assert_check("exposure", &parameters);
     }
 
-    /// Asserts no request went to `route` ([`Route::Any`]: none at all).
+    /// Asserts no request went to `route` (a resource such as [`Route::Projects`]: to any of
+    /// its routes).
     #[track_caller]
     pub fn assert_no_request(&self, route: Route) {
-        if let Some(failure) = journal::unexpected_requests(&self.requests(route), route) {
-            self.fail(&failure);
-        }
+        self.assert_check("no-request", &route_parameter(route));
     }
 
     /// Asserts no request used a key where the service would refuse it.
     #[track_caller]
     pub fn assert_no_warnings(&self) {
-        if let Some(failure) = journal::warned_requests(&self.requests(Route::Any)) {
-            self.fail(&failure);
-        }
+        self.assert_check("no-warnings", &[]);
     }
 
-    /// Asserts no request to `route` came sooner after an answer than its `Retry-After` asked.
+    /// Asserts no request to `route` ([`Route::Any`]: to any route, each on its own) came
+    /// sooner after an answer than its `Retry-After` asked.
     #[track_caller]
     pub fn assert_no_retry_before_retry_after(&self, route: Route) {
-        if let Some(failure) = journal::early_retries(&self.requests(route), route) {
-            self.fail(&failure);
-        }
+        self.assert_check("retry-after", &route_parameter(route));
     }
 }
 
+fn route_parameter(route: Route) -> Vec<(&'static str, &'static str)> {
+    (route != Route::Any).then(|| ("route", route.as_str())).into_iter().collect()
+}
+
 #[cfg(feature = "async")]
-impl Namespace {
-    /// [`Namespace::wait_for_events`] for an async test: the long-poll runs on a thread of its
+impl SvcStub {
+    /// [`SvcStub::wait_for_events`] for an async test: the long-poll runs on a thread of its
     /// own, so the executor (a current-thread Tokio runtime too) keeps running the client.
     pub async fn wait_for_events_async(&self, n: usize, timeout: Duration) -> Vec<Event> {
         let client = self.client.clone();
@@ -377,7 +433,7 @@ impl Namespace {
         self.must(waited)
     }
 
-    /// [`Namespace::wait_for_svc_events`] for an async test.
+    /// [`SvcStub::wait_for_svc_events`] for an async test.
     pub async fn wait_for_svc_events_async(&self, n: usize, timeout: Duration) -> Vec<Event> {
         let client = self.client.clone();
         let waited =
@@ -385,14 +441,14 @@ impl Namespace {
         self.must(waited)
     }
 
-    /// [`Namespace::wait_for_targets`] for an async test.
+    /// [`SvcStub::wait_for_targets`] for an async test.
     pub async fn wait_for_targets_async(&self, n: usize, timeout: Duration) -> Vec<Event> {
         let client = self.client.clone();
         let waited = crate::nonblocking::off_thread(move || client.wait_for_recorded(List::Targets, n, timeout)).await;
         self.must(waited)
     }
 
-    /// [`Namespace::wait_for_requests`] for an async test.
+    /// [`SvcStub::wait_for_requests`] for an async test.
     pub async fn wait_for_requests_async(&self, n: usize, route: Route, timeout: Duration) -> Vec<Request> {
         let client = self.client.clone();
         let waited = crate::nonblocking::off_thread(move || client.wait_for_requests(n, route, timeout)).await;
@@ -400,68 +456,18 @@ impl Namespace {
     }
 }
 
-impl Drop for Namespace {
-    /// Deletes the namespace; while the test panics, writes its journal first and prints where
-    /// (on stderr, which the test's output shows right after the panic's message).
+impl Drop for SvcStub {
+    /// Deletes the namespace; while the test panics (and expects no panic), writes its journal
+    /// first and prints where (on stderr, which the test's output shows right after the panic).
     fn drop(&mut self) {
         let panicking = std::thread::panicking();
-        if panicking && self.journal.get().is_none() {
+        if panicking && self.journal.get().is_none() && !self.panic_expected() {
             eprintln!("{}", self.keep_journal());
         }
-        let name = self.name().to_owned();
-        if let Err(error) = self.client.delete_namespace(&name) {
+        if let Err(error) = self.client.delete_namespace(self.name()) {
             if !error.is_not_found() && !panicking {
                 panic!("svc-stub: deleting the test's namespace: {error}");
             }
         }
-    }
-}
-
-/// The test's name made safe (at most 55 of `A-Z a-z 0-9 . _ -`), a dash and 8 random hex
-/// digits: readable in `/_test/namespaces`, and unique across parallel tests and runs.
-pub(crate) fn namespace_name(test_name: &str) -> String {
-    let mut readable = String::with_capacity(test_name.len());
-    for c in test_name.chars() {
-        if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-            readable.push(c);
-        } else if !readable.ends_with('-') {
-            readable.push('-');
-        }
-    }
-    let trim = |s: &str| s.trim_matches(|c| matches!(c, '-' | '.' | '_')).to_owned();
-    let mut readable = trim(&readable);
-    if readable.len() > 55 {
-        readable = trim(&readable[..55]);
-    }
-    if readable.is_empty() {
-        readable = "test".to_owned();
-    }
-    format!("{readable}-{}", random_suffix())
-}
-
-fn random_suffix() -> String {
-    static DRAWN: AtomicU64 = AtomicU64::new(0);
-    let mut hasher = RandomState::new().build_hasher(); // randomly keyed by the standard library
-    hasher.write_u64(DRAWN.fetch_add(1, Ordering::Relaxed));
-    hasher.write_u32(std::process::id());
-    if let Ok(now) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
-        hasher.write_u128(now.as_nanos());
-    }
-    format!("{:08x}", hasher.finish() as u32)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::namespace_name;
-
-    #[test]
-    fn names_are_safe_short_and_unique() {
-        let name = namespace_name("checkout::tests::falls back (500)");
-        let (readable, suffix) = name.rsplit_once('-').unwrap();
-        assert_eq!(readable, "checkout-tests-falls-back-500");
-        assert!(suffix.len() == 8 && suffix.bytes().all(|b| b.is_ascii_hexdigit()));
-        assert_ne!(namespace_name("a"), namespace_name("a"));
-        assert!(namespace_name(&"x".repeat(200)).len() <= 64);
-        assert!(namespace_name("::").starts_with("test-"));
     }
 }
