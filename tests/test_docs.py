@@ -823,6 +823,13 @@ def _first_words(text: str) -> str:
 JAVA_TESTS = "clients/java/src/test/java/dev/svcstub/junit/"
 """Where the JUnit extension's tests are, for the entries of its guide's blocks."""
 
+NO_COMMAND = (
+    "svc-stub: no svc-stub command (SVC_STUB_BIN is not set and none is on PATH); install it from "
+    "its clone (python3 -m venv .venv && .venv/bin/pip install /path/to/svc-stub) and set "
+    "SVC_STUB_BIN=$PWD/.venv/bin/svc-stub, or SVC_STUB_URL to a running stub"
+)
+"""What every language's helper says when it finds no svc-stub to run (a guide shows it)."""
+
 RUN_BY: dict[tuple[str, str], str] = {
     ("README.md", "python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/svc-stub"):
         "TestTheTwoCommands.test_the_run_command_installs_a_stub_that_serves_from_anywhere",
@@ -874,7 +881,7 @@ RUN_BY: dict[tuple[str, str], str] = {
     ("docs/guides/faults.md", "S=http://127.0.0.1:3901"): "TestTheFaultRecipes",
     ("docs/reference/fixtures.md", "flags:"): "TestTheFixtureExamples",
     ("docs/guides/fixtures.md", "svc-stub check fixtures/default.yaml"): "TestTheFixturesGuide",
-    ("docs/guides/go.md", "pip install /path/to/svc-stub"):
+    ("docs/guides/go.md", "python3 -m venv .venv && .venv/bin/pip install /path/to/svc-stub"):
         "clients/go/examples/docs_test.go",
     ("docs/guides/go.md", "// checkout.go: the application code under test"):
         "clients/go/examples/checkout/checkout_test.go",
@@ -889,9 +896,8 @@ RUN_BY: dict[tuple[str, str], str] = {
     ("docs/guides/go.md", "// sdks/go/adapters/remote/stub_test.go"):
         "clients/go/examples/docs_test.go (parsed; it builds only in the SDK's module)",
     ("docs/guides/go.md", "=== RUN"): "clients/go/svcstub/journal_test.go",
-    ("docs/guides/go.md", "svc-stub: no 'svc-stub' to run; install it (pip install svc-stub) or "
-     "set SVC_STUB_BIN to its path"): "clients/go/svcstub/errors_test.go",
-    ("docs/guides/rust.md", "pip install /path/to/svc-stub"):
+    ("docs/guides/go.md", NO_COMMAND): "clients/go/svcstub/errors_test.go",
+    ("docs/guides/rust.md", "python3 -m venv .venv && .venv/bin/pip install /path/to/svc-stub"):
         "clients/rust/tests/guide.rs",
     ("docs/guides/rust.md", "//! checkout.rs: the application code under test"):
         "clients/rust/tests/examples_checkout.rs",
@@ -903,9 +909,9 @@ RUN_BY: dict[tuple[str, str], str] = {
         "clients/rust/tests/examples_provider.rs",
     ("docs/guides/rust.md", "---- checkout_records_the_exposure stdout ----"):
         "clients/rust/tests/journal.rs",
-    ("docs/guides/rust.md", "svc-stub: no 'svc-stub' to run; install it (pip install svc-stub) "
-     "or set SVC_STUB_BIN to its path"): "clients/rust/tests/errors.rs",
-    ("docs/guides/java.md", "pip install /path/to/svc-stub"): JAVA_TESTS + "GuideTest.java",
+    ("docs/guides/rust.md", NO_COMMAND): "clients/rust/tests/errors.rs",
+    ("docs/guides/java.md", "python3 -m venv .venv && .venv/bin/pip install /path/to/svc-stub"):
+        JAVA_TESTS + "GuideTest.java",
     ("docs/guides/java.md", "<dependency>"): JAVA_TESTS + "GuideTest.java",
     ("docs/guides/java.md", "repositories { mavenLocal(); mavenCentral() }"):
         "TestPartialBlocks (Gradle is not on this machine; GuideTest checks its coordinates)",
@@ -928,8 +934,8 @@ RUN_BY: dict[tuple[str, str], str] = {
         "TestPartialBlocks (it builds only beside the SDK; run by hand against it)",
     ("docs/guides/java.md", "[INFO] Running com.example.checkout.CheckoutTest"):
         JAVA_TESTS + "JournalTest.java",
-    ("docs/guides/java.md", "svc-stub: no '/nonexistent/svc-stub' to run; install it (pip "
-     "install svc-stub) or set SVC_STUB_BIN to its path"): JAVA_TESTS + "GuideTest.java",
+    ("docs/guides/java.md", NO_COMMAND.replace("/path/to/", "path/to/")):
+        JAVA_TESTS + "GuideTest.java",
     ("docs/guides/javascript.md", "pip install /path/to/svc-stub"):
         "clients/javascript/test/node/docs.test.js",
     ("docs/guides/javascript.md", "// checkout.test.js: run with `node --test`"):

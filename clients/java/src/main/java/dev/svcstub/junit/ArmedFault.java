@@ -12,7 +12,7 @@ import java.util.OptionalInt;
  * block alone:
  *
  * <pre>{@code
- * try (ArmedFault outage = stub.arm(Fault.of(FaultMode.HTTP_500).on(Selector.EVALUATE))) {
+ * try (ArmedFault outage = stub.arm(Fault.of(FaultMode.HTTP_500).applyTo(Selector.EVALUATE))) {
  *     assertEquals("control", checkout.variant("user-1"));
  * } // disarmed here, whatever the block did
  * }</pre>

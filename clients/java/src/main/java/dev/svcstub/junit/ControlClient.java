@@ -14,7 +14,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
@@ -28,8 +27,6 @@ final class ControlClient {
     static final Duration CALL_TIMEOUT = Duration.ofSeconds(10);
     /** The longest wait the stub takes in one long-poll. */
     static final Duration MAX_WAIT = Duration.ofSeconds(60);
-
-    private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
 
     /**
      * One client for every call of the run: HTTP/1.1 (the stub speaks nothing else, and an h2c
@@ -70,15 +67,6 @@ final class ControlClient {
         return namespace == null ? baseUrl : baseUrl + "/ns/" + namespace;
     }
 
-    /** A client of the same stub in namespace {@code name} (created by its first request there). */
-    ControlClient inNamespace(String name) {
-        if (!NAMESPACE.matcher(name).matches()) {
-            throw new IllegalArgumentException("namespace '" + name + "' is not a namespace name"
-                    + " (1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit)");
-        }
-        return new ControlClient(baseUrl, name, controlToken);
-    }
-
     // -- the stub itself -------------------------------------------------------------------------
 
     /** Whether its {@code /health} says ok. */
@@ -91,14 +79,18 @@ final class ControlClient {
         return Members.of(call(Call.get("/_test/openapi.json").unscoped())).object("info").string("version");
     }
 
-    /** Creates namespace {@code name} now, with {@code keys} bound to it; a client in it. */
-    ControlClient createNamespace(String name, List<String> keys) {
-        ControlClient scoped = inNamespace(name);
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("name", name);
-        body.put("keys", keys);
-        call(Call.post("/_test/namespaces", body).unscoped());
-        return scoped;
+    /**
+     * Creates a namespace for the test {@code test} identifies ({@code CheckoutTest#retries}), with
+     * {@code keys} bound to it; a client in it. The stub makes its name (readable, distinct).
+     */
+    ControlClient createNamespace(String test, List<String> keys) {
+        Members created = Members.of(call(Call.post("/_test/namespaces", Map.of("test", test, "keys", keys)).unscoped()));
+        return new ControlClient(baseUrl, created.string("name"), controlToken);
+    }
+
+    /** An address where nothing listens: every connection to it is refused at once. */
+    String offlineUrl() {
+        return Members.of(call(Call.get("/_test/offline").unscoped())).string("url");
     }
 
     /** Deletes this client's namespace and everything in it. */
@@ -110,15 +102,10 @@ final class ControlClient {
     /** The names of every namespace the stub holds. */
     List<String> namespaces() {
         return Members.of(call(Call.get("/_test/namespaces").unscoped())).objects("namespaces").stream()
-                .map(each -> each.string("name")).collect(Collectors.toUnmodifiableList());
+                .map(each -> each.string("name")).toList();
     }
 
     // -- the namespace ---------------------------------------------------------------------------
-
-    /** Everything recorded and armed cleared, the start-up fixtures served again. */
-    void reset() {
-        call(Call.post("/_test/reset", Map.of()));
-    }
 
     Members arm(Map<String, Object> document) {
         return Members.of(call(Call.post("/_test/fault", document))).object("fault");
@@ -141,13 +128,20 @@ final class ControlClient {
         return Members.of(call(Call.get("/_test/events").query(query).waiting(wait)));
     }
 
-    /** {@code GET /_test/requests}, waiting (long-poll) as {@code query} asks. */
+    /** {@code GET /_test/requests}, each in full (its body, its answer), waiting (long-poll) as {@code query} asks. */
     List<Members> requests(Map<String, String> query, Duration wait) {
-        return Members.of(call(Call.get("/_test/requests").query(query).waiting(wait))).objects("requests");
+        Map<String, String> inFull = new LinkedHashMap<>(query);
+        inFull.put("bodies", "true");
+        return Members.of(call(Call.get("/_test/requests").query(inFull).waiting(wait))).objects("requests");
     }
 
     Members request(int seq) {
         return Members.of(call(Call.get("/_test/requests/" + seq)));
+    }
+
+    /** A check the stub computes from the namespace's journal: {@code {"check", "passed", "message"}}. */
+    Members check(String check, Map<String, String> query, Duration wait) {
+        return Members.of(call(Call.get("/_test/checks/" + check).query(query).waiting(wait)));
     }
 
     /** The namespace's inspector page, as one HTML file. */
@@ -195,28 +189,8 @@ final class ControlClient {
     // -- over HTTP -------------------------------------------------------------------------------
 
     /** One control call: what to send, and how to read the answer. */
-    private static final class Call {
-        final String method;
-        final String path;
-        final String body; // null: none
-        final String contentType;
-        final Map<String, String> query;
-        final boolean unscoped; // to the stub itself (the namespace registry), not into the namespace
-        final boolean text; // the answer is a page, not JSON
-        final Duration wait;
-
-        private Call(String method, String path, String body, String contentType, Map<String, String> query,
-                boolean unscoped, boolean text, Duration wait) {
-            this.method = method;
-            this.path = path;
-            this.body = body;
-            this.contentType = contentType;
-            this.query = query;
-            this.unscoped = unscoped;
-            this.text = text;
-            this.wait = wait;
-        }
-
+    private record Call(String method, String path, String body, String contentType, Map<String, String> query,
+            boolean toTheStub, boolean page, Duration waitFor) {
         static Call get(String path) {
             return new Call("GET", path, null, null, Map.of(), false, false, Duration.ZERO);
         }
@@ -234,19 +208,21 @@ final class ControlClient {
         }
 
         Call query(Map<String, String> parameters) {
-            return new Call(method, path, body, contentType, parameters, unscoped, text, wait);
+            return new Call(method, path, body, contentType, parameters, toTheStub, page, waitFor);
         }
 
+        /** To the stub itself (the namespace registry), not into the namespace. */
         Call unscoped() {
-            return new Call(method, path, body, contentType, query, true, text, wait);
+            return new Call(method, path, body, contentType, query, true, page, waitFor);
         }
 
+        /** The answer is a page, not JSON. */
         Call text() {
-            return new Call(method, path, body, contentType, query, unscoped, true, wait);
+            return new Call(method, path, body, contentType, query, toTheStub, true, waitFor);
         }
 
         Call waiting(Duration wait) {
-            return new Call(method, path, body, contentType, query, unscoped, text, wait);
+            return new Call(method, path, body, contentType, query, toTheStub, page, wait);
         }
 
         String named() {
@@ -255,19 +231,19 @@ final class ControlClient {
     }
 
     private Object call(Call call) {
-        String target = (call.unscoped ? baseUrl : url()) + call.path + queryString(call.query);
+        String target = (call.toTheStub() ? baseUrl : url()) + call.path() + queryString(call.query());
         HttpRequest.Builder request;
         try {
-            request = HttpRequest.newBuilder(URI.create(target)).timeout(CALL_TIMEOUT.plus(call.wait));
+            request = HttpRequest.newBuilder(URI.create(target)).timeout(CALL_TIMEOUT.plus(call.waitFor()));
         } catch (IllegalArgumentException notAUrl) {
             throw new StubUnreachableException("svc-stub: '" + baseUrl + "' is not a URL (" + notAUrl.getMessage()
                     + "); give the stub's, like http://127.0.0.1:3901", "not a URL");
         }
-        if (call.body != null) {
-            request.method(call.method, HttpRequest.BodyPublishers.ofString(call.body, StandardCharsets.UTF_8))
-                    .header("Content-Type", call.contentType);
+        if (call.body() != null) {
+            request.method(call.method(), HttpRequest.BodyPublishers.ofString(call.body(), StandardCharsets.UTF_8))
+                    .header("Content-Type", call.contentType());
         } else {
-            request.method(call.method, HttpRequest.BodyPublishers.noBody());
+            request.method(call.method(), HttpRequest.BodyPublishers.noBody());
         }
         if (controlToken != null) {
             request.header("Authorization", "Bearer " + controlToken);
@@ -284,13 +260,13 @@ final class ControlClient {
         if (answer.statusCode() >= 300) {
             throw refused(call, answer);
         }
-        if (call.text) {
+        if (call.page()) {
             return answer.body();
         }
         try {
             return Json.parse(answer.body());
         } catch (Json.JsonException notJson) {
-            throw unreachable(call.path + " answers something other than svc-stub's JSON");
+            throw unreachable(call.path() + " answers something other than svc-stub's JSON");
         }
     }
 

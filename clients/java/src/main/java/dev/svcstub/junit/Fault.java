@@ -15,9 +15,9 @@ import java.util.stream.Collectors;
  * of steps, and where and how often it fires.
  *
  * <pre>{@code
- * Fault.of(FaultMode.HTTP_500).on(Selector.EVALUATE).times(1)
- * Fault.of(FaultMode.STATUS).status(503).retryAfterSeconds(2).on(Selector.CAPTURE)
- * Fault.sequence(Step.of(FaultMode.HTTP_500), Step.none(), Step.of(FaultMode.HTTP_429)).on(Selector.EVALUATE)
+ * Fault.of(FaultMode.HTTP_500).applyTo(Selector.EVALUATE).times(1)
+ * Fault.of(FaultMode.STATUS).status(503).retryAfterSeconds(2).applyTo(Selector.CAPTURE)
+ * Fault.sequence(Step.of(FaultMode.HTTP_500), Step.none(), Step.of(FaultMode.HTTP_429)).applyTo(Selector.EVALUATE)
  * }</pre>
  *
  * <p>Immutable: each method returns a new fault, so one can be kept in a constant and varied.
@@ -44,7 +44,7 @@ public final class Fault {
         this.parameters = parameters;
     }
 
-    /** The fault {@code mode}, on every route until disarmed (narrow it with {@link #on} and {@link #times}). */
+    /** The fault {@code mode}, on every route until disarmed (narrow it with {@link #applyTo} and {@link #times}). */
     public static Fault of(FaultMode mode) {
         return new Fault(Objects.requireNonNull(mode, "mode"), null, List.of(), 0, 0, 0, Parameters.NONE);
     }
@@ -63,10 +63,10 @@ public final class Fault {
         return new Fault(null, copy, List.of(), 0, 0, 0, Parameters.NONE);
     }
 
-    /** Fires only on these routes, resources or groups (default {@link Selector#ALL}). */
-    public Fault on(Selector... selectors) {
+    /** Fires only on these routes, resources or groups (default {@link Selector#ALL}): the arming's {@code applyTo}. */
+    public Fault applyTo(Selector... selectors) {
         if (selectors.length == 0) {
-            throw new IllegalArgumentException("on: name at least one selector");
+            throw new IllegalArgumentException("applyTo: name at least one selector");
         }
         return new Fault(mode, sequence, List.of(selectors), times, probability, seed, parameters);
     }
@@ -171,7 +171,7 @@ public final class Fault {
         StringJoiner out = new StringJoiner(", ", "Fault{", "}");
         out.add(mode != null ? mode.wireName() : "sequence=" + sequence);
         if (!applyTo.isEmpty()) {
-            out.add("on=" + applyTo.stream().map(Selector::wireName).collect(Collectors.joining(",", "[", "]")));
+            out.add("applyTo=" + applyTo.stream().map(Selector::wireName).collect(Collectors.joining(",", "[", "]")));
         }
         if (times > 0) {
             out.add("times=" + times);

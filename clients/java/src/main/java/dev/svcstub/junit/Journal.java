@@ -2,44 +2,72 @@ package dev.svcstub.junit;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
+import java.time.Instant;
+import java.util.List;
+import java.util.stream.Stream;
 
 /**
- * A failed test's journal: its namespace's inspector page (one HTML file, everything the test's
- * client sent and got) written before the namespace is deleted, so CI can keep it.
+ * Where one run's failed tests' journals go: each test's namespace's inspector page (one HTML
+ * file, everything its client sent and got), written before the namespace is deleted, so CI can
+ * keep it. In the build's output folder, earlier runs' pages are removed when this run writes
+ * its first; a directory a setting names is left as it is (several builds may share it).
  */
 final class Journal {
     /** The report entry's key, and how the line that names the file starts. */
     static final String REPORT_KEY = "svc-stub journal";
 
-    private Journal() {
+    private final Path directory;
+    private final Instant runStarted; // null: never prune
+    private boolean pruned; // guarded by this
+
+    Journal(Path directory, Instant runStarted) {
+        this.directory = directory;
+        this.runStarted = runStarted;
     }
 
     /**
-     * Writes {@code client}'s snapshot in {@code directory}, under a name made of the test's
-     * readable name and a hash of its unique id; another attempt of the same test (a rerun, a
-     * repetition) gets a name of its own, never writing over one.
+     * {@code target/svc-stub-journal} (Maven), or {@code build/svc-stub-journal} under Gradle (a
+     * {@code build.gradle} or {@code build.gradle.kts}, and no {@code pom.xml}, in {@code workingDirectory}).
      */
-    static Path keep(ControlClient client, Path directory, String readableName, String uniqueId) throws IOException {
+    static Path defaultDirectory(Path workingDirectory) {
+        boolean gradle = !Files.exists(workingDirectory.resolve("pom.xml"))
+                && (Files.exists(workingDirectory.resolve("build.gradle")) || Files.exists(workingDirectory.resolve("build.gradle.kts")));
+        return workingDirectory.resolve(gradle ? "build" : "target").resolve("svc-stub-journal");
+    }
+
+    Path directory() {
+        return directory;
+    }
+
+    /** Writes the page of {@code client}'s namespace, named after the namespace (unique: the stub names it). */
+    Path keep(ControlClient client) throws IOException {
         String page = client.snapshot();
-        Files.createDirectories(directory);
-        String base = readableName.replaceAll("[^A-Za-z0-9._-]+", "_").replaceAll("^_+|_+$", "");
-        if (base.length() > 120) {
-            base = base.substring(0, 120);
+        synchronized (this) {
+            Files.createDirectories(directory);
+            if (runStarted != null && !pruned) {
+                pruned = true;
+                prune();
+            }
         }
-        base = (base.isEmpty() ? "test" : base) + "-" + shortHash(uniqueId);
-        for (int attempt = 1; ; attempt++) {
-            Path path = directory.resolve(attempt == 1 ? base + ".html" : base + "-" + attempt + ".html");
+        return Files.writeString(directory.resolve(client.namespace() + ".html"), page, StandardCharsets.UTF_8);
+    }
+
+    /** Removes the pages written before this run started (by earlier runs: a run at the same time keeps its own). */
+    private void prune() throws IOException {
+        List<Path> pages;
+        try (Stream<Path> files = Files.list(directory)) {
+            pages = files.filter(file -> file.getFileName().toString().endsWith(".html")).toList();
+        }
+        for (Path page : pages) {
             try {
-                Files.writeString(path, page, StandardCharsets.UTF_8, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-                return path;
-            } catch (FileAlreadyExistsException taken) {
-                // the next attempt's name
+                if (Files.getLastModifiedTime(page).toInstant().isBefore(runStarted)) {
+                    Files.delete(page);
+                }
+            } catch (NoSuchFileException goneAlready) {
+                // another run pruned it first
             }
         }
     }
@@ -47,14 +75,5 @@ final class Journal {
     /** The line that names a kept journal in the test's output. */
     static String line(Path path) {
         return REPORT_KEY + " of this test: " + path + " (open it in a browser)";
-    }
-
-    private static String shortHash(String text) {
-        try {
-            byte[] digest = MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
-            return String.format("%02x%02x%02x%02x", digest[0], digest[1], digest[2], digest[3]);
-        } catch (NoSuchAlgorithmException impossible) {
-            throw new IllegalStateException("every JVM has SHA-256", impossible);
-        }
     }
 }

@@ -5,21 +5,13 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.StringJoiner;
 
-/** What a fault answers with, for the modes that take it: shared by a {@link Fault} and a {@link Step}. */
-final class Parameters {
+/**
+ * What a fault answers with, for the modes that take it: shared by a {@link Fault} and a {@link Step}.
+ * {@code delay} null: the stub's 10 s; {@code status} 0 and {@code body} null: the mode's own;
+ * {@code retryAfterSeconds} -1: the stub's 1.
+ */
+record Parameters(Duration delay, int status, Object body, int retryAfterSeconds) {
     static final Parameters NONE = new Parameters(null, 0, null, -1);
-
-    private final Duration delay; // null: the stub's 10 s
-    private final int status; // 0: the mode's own
-    private final Object body; // null: the mode's own
-    private final int retryAfterSeconds; // -1: the stub's 1
-
-    private Parameters(Duration delay, int status, Object body, int retryAfterSeconds) {
-        this.delay = delay;
-        this.status = status;
-        this.body = body;
-        this.retryAfterSeconds = retryAfterSeconds;
-    }
 
     Parameters delay(Duration delay) {
         Objects.requireNonNull(delay, "delay");
@@ -94,20 +86,5 @@ final class Parameters {
         if (retryAfterSeconds >= 0) {
             out.add("retryAfterSeconds=" + retryAfterSeconds);
         }
-    }
-
-    @Override
-    public boolean equals(Object other) {
-        if (!(other instanceof Parameters)) {
-            return false;
-        }
-        Parameters that = (Parameters) other;
-        return status == that.status && retryAfterSeconds == that.retryAfterSeconds
-                && Objects.equals(delay, that.delay) && Objects.equals(body, that.body);
-    }
-
-    @Override
-    public int hashCode() {
-        return Objects.hash(delay, status, body, retryAfterSeconds);
     }
 }

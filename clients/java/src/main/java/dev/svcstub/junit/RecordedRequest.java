@@ -1,131 +1,83 @@
 package dev.svcstub.junit;
 
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
+import org.opentest4j.AssertionFailedError;
 
-/** One request as the journal lists it ({@code GET /_test/requests}), oldest first. */
-public final class RecordedRequest {
-    private final int seq;
-    private final String method;
-    private final String path;
-    private final Map<String, Object> query;
-    private final Optional<String> route;
-    private final OptionalInt status;
-    private final boolean clientGone;
-    private final Optional<FaultRecord> fault;
-    private final double arrivedMs;
-    private final double durationMs;
-    private final Optional<String> warning;
-    private final OptionalInt retryAfter;
-    private final Map<String, String> headers;
-
-    private RecordedRequest(Members members) {
-        seq = members.integer("seq");
-        method = members.string("method");
-        path = members.string("path");
-        query = members.optionalObject("query").map(Members::asMap).orElse(Map.of());
-        route = members.optionalString("route");
-        status = members.optionalInteger("status");
-        clientGone = members.bool("clientGone");
-        fault = members.optionalObject("fault").map(FaultRecord::from);
-        arrivedMs = members.number("arrivedMs");
-        durationMs = members.number("durationMs");
-        warning = members.optionalString("warning");
-        retryAfter = members.optionalInteger("retryAfter");
-        headers = members.stringMap("headers");
-    }
+/**
+ * One request as the journal records it ({@code GET /_test/requests}, in the order requests
+ * arrived), in full: what it asked, the body it sent ({@link #text()}, {@link #json()}), the
+ * answer it got.
+ *
+ * @param seq its number in the namespace's journal, in the order requests arrived
+ * @param path the path as the client sent it, without the namespace's prefix ({@code /v1/flags/evaluate})
+ * @param query the query parameters: a string each, or a list of strings for a repeated one
+ * @param route the route's name ({@link Route#wireName()}); empty for a path the stub does not serve
+ * @param status the answer's status; empty when no HTTP answer was given ({@code reset}, {@code hang}, a client that left)
+ * @param clientGone whether the client went away before its answer was complete
+ * @param fault the fault that fired on it, if one did
+ * @param arrivedMs when it arrived, in ms on the stub's clock (one clock for every request)
+ * @param durationMs how long its answer took, in ms
+ * @param warning why the service would refuse the key it used, when the stub served it anyway
+ * @param retryAfter the {@code Retry-After} it was answered with, in seconds
+ * @param headers the headers the client sent, by lower-case name, secrets redacted
+ * @param body the body it sent, if it sent one (keys in it redacted)
+ * @param answer the answer it got; empty when none was given
+ * @param curl a curl command line that sends it again (secrets redacted)
+ */
+public record RecordedRequest(int seq, String method, String path, Map<String, Object> query, Optional<String> route,
+        OptionalInt status, boolean clientGone, Optional<FaultRecord> fault, double arrivedMs, double durationMs,
+        Optional<String> warning, OptionalInt retryAfter, Map<String, String> headers, Optional<RecordedBody> body,
+        Optional<Answer> answer, String curl) {
 
     static RecordedRequest from(Members members) {
-        return new RecordedRequest(members);
+        return new RecordedRequest(members.integer("seq"), members.string("method"), members.string("path"),
+                members.optionalObject("query").map(Members::asMap).orElse(Map.of()), members.optionalString("route"),
+                members.optionalInteger("status"), members.bool("clientGone"),
+                members.optionalObject("fault").map(FaultRecord::from), members.number("arrivedMs"),
+                members.number("durationMs"), members.optionalString("warning"), members.optionalInteger("retryAfter"),
+                members.stringMap("headers"), members.optionalObject("body").map(RecordedBody::from),
+                members.optionalObject("answer").map(Answer::from), members.optionalString("curl").orElse(""));
     }
 
-    /** Its number in the namespace's journal, for {@link SvcStub#request(int)}. */
-    public int seq() {
-        return seq;
+    /** The body it sent, as text; empty when it sent none (or one that is not UTF-8). */
+    public String text() {
+        return body.flatMap(RecordedBody::text).orElse("");
     }
 
-    public String method() {
-        return method;
-    }
-
-    /** The path as the client sent it, without the namespace's prefix ({@code /v1/flags/evaluate}). */
-    public String path() {
-        return path;
-    }
-
-    /** The query parameters: a string each, or a list of strings for a repeated one. */
-    public Map<String, Object> query() {
-        return query;
-    }
-
-    /** The route's name ({@link Route#wireName()}); empty for a path the stub does not serve. */
-    public Optional<String> route() {
-        return route;
-    }
-
-    /** The answer's status; empty when no HTTP answer was given ({@code reset}, {@code hang}, a client that left). */
-    public OptionalInt status() {
-        return status;
-    }
-
-    /** Whether the client went away before its answer was complete. */
-    public boolean clientGone() {
-        return clientGone;
-    }
-
-    /** The fault that fired on it, if one did. */
-    public Optional<FaultRecord> fault() {
-        return fault;
-    }
-
-    /** When it arrived, in ms on the stub's clock (one clock for every request). */
-    public double arrivedMs() {
-        return arrivedMs;
-    }
-
-    /** How long its answer took, in ms. */
-    public double durationMs() {
-        return durationMs;
-    }
-
-    /** Why the service would refuse the key it used, when the stub served it anyway. */
-    public Optional<String> warning() {
-        return warning;
-    }
-
-    /** The {@code Retry-After} it was answered with, in seconds. */
-    public OptionalInt retryAfter() {
-        return retryAfter;
-    }
-
-    /** The headers the client sent, by lower-case name, secrets redacted. */
-    public Map<String, String> headers() {
-        return headers;
+    /**
+     * The body it sent, read as a JSON object (insertion-ordered; numbers as {@code Long} or
+     * {@code Double}, arrays as {@code List}); an {@link AssertionFailedError} saying what it sent
+     * instead when it sent none, or something else.
+     */
+    public Map<String, Object> json() {
+        String text = body.orElseThrow(() -> new AssertionFailedError(this + ": it sent no body to read as JSON"))
+                .text().orElseThrow(() -> new AssertionFailedError(this + ": its body is not text: " + body.get()));
+        try {
+            return Json.parseObject(text);
+        } catch (IllegalArgumentException notAnObject) {
+            throw new AssertionFailedError(this + ": its body is not a JSON object (" + notAnObject.getMessage() + "): "
+                    + (text.length() > 200 ? text.substring(0, 200) + "..." : text));
+        }
     }
 
     /** One line, as failure messages list it: {@code #3 POST /v1/capture -> 200}. */
     @Override
     public String toString() {
-        return "#" + seq + " " + method + " " + path + " -> "
-                + (status.isPresent() ? Integer.toString(status.getAsInt()) : "no answer");
+        return "#" + seq + " " + method + " " + path + " -> " + (status.isPresent() ? Integer.toString(status.getAsInt()) : "no answer");
     }
 
-    @Override
-    public boolean equals(Object other) {
-        if (!(other instanceof RecordedRequest)) {
-            return false;
+    /** The answer a request got: its status, its headers as the stub sent them, its body. */
+    public record Answer(int status, Map<String, String> headers, Optional<RecordedBody> body) {
+        static Answer from(Members members) {
+            return new Answer(members.integer("status"), members.stringMap("headers"),
+                    members.optionalObject("body").map(RecordedBody::from));
         }
-        RecordedRequest that = (RecordedRequest) other;
-        return seq == that.seq && method.equals(that.method) && path.equals(that.path) && query.equals(that.query)
-                && route.equals(that.route) && status.equals(that.status) && clientGone == that.clientGone
-                && fault.equals(that.fault) && arrivedMs == that.arrivedMs && durationMs == that.durationMs
-                && warning.equals(that.warning) && retryAfter.equals(that.retryAfter) && headers.equals(that.headers);
-    }
 
-    @Override
-    public int hashCode() {
-        return Objects.hash(seq, method, path, arrivedMs);
+        @Override
+        public String toString() {
+            return status + body.map(b -> " " + b).orElse("");
+        }
     }
 }

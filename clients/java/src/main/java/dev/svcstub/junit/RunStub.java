@@ -1,28 +1,50 @@
 package dev.svcstub.junit;
 
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * The stub of one test run, kept in JUnit's root store so every test class shares it: the one a
- * setting names ({@code SVC_STUB_URL}), checked once, or one started on first use and stopped
- * when the run ends. Reaching it happens once, under a lock: tests running in parallel wait for
- * the one start, and if it fails, each test that asks gets the same one line (no test retries a
- * start that failed).
+ * setting names ({@code SVC_STUB_URL}), checked once, or the run's own, which the stub's
+ * {@code svc-stub shared} starts (or attaches to) with this JVM as its owner, and stops when the
+ * run ends (or by itself, should the JVM be killed). How a run gets one stub is the stub's
+ * rule, not this class's. Reached once, under a lock: if that fails, each test that asks gets
+ * the same one line.
  *
  * <p>Both {@code AutoCloseable} (JUnit 5.13 and later close those) and {@code CloseableResource}
  * (which earlier JUnit 5 versions close); JUnit closes it once either way.
  */
 @SuppressWarnings("deprecation") // CloseableResource: what JUnit before 5.13 closes
 final class RunStub implements ExtensionContext.Store.CloseableResource, AutoCloseable {
+    static final String READY = "svc-stub listening on ";
+    /** A guard against a command that never ends, not a budget: the command itself waits 30 s at most. */
+    private static final long HANG_GUARD_SECONDS = 60;
+    private static final Pattern SVC_STUB_PROJECT = Pattern.compile("(?m)^name\\s*=\\s*\"svc-stub\"\\s*$");
+
     private final Settings settings;
+    private final Journal journal;
     private ControlClient client; // guarded by this
     private SvcStubException failure; // guarded by this
-    private StubProcess process; // guarded by this
+    private List<String> shared; // guarded by this: the command that gave this run its stub; null: none
     private boolean closed; // guarded by this
 
     RunStub(Settings settings) {
         this.settings = settings;
+        this.journal = settings.journal(Path.of("").toAbsolutePath(), Instant.now());
     }
 
     /** The control client of the run's stub (its default namespace), reaching the stub on first use. */
@@ -43,39 +65,172 @@ final class RunStub implements ExtensionContext.Store.CloseableResource, AutoClo
         return client;
     }
 
+    Journal journal() {
+        return journal;
+    }
+
     private ControlClient reach() {
-        String token = settings.controlToken();
         Optional<Settings.Value> running = settings.get(Settings.URL);
         if (running.isPresent()) {
-            String url = running.get().value.replaceAll("/+$", "");
-            ControlClient stub = new ControlClient(url, token);
-            StubCheck.check(stub, running.get().name + "=" + url, running.get().name);
-            return stub;
+            return checked(running.get());
         }
-        StubProcess started = StubProcess.start(settings.bin(), settings.args());
-        try {
-            ControlClient stub = new ControlClient(started.url(), token);
-            StubCheck.check(stub, started.url(), null);
-            process = started;
-            return stub;
-        } catch (SvcStubException failed) {
-            started.stop();
-            throw failed;
-        }
+        List<String> command = List.of(executable().toString(), "shared", "--owner", Long.toString(ProcessHandle.current().pid()));
+        List<String> said = run(command, List.of("--require", SvcStub.VERSION));
+        String url = said.stream().filter(line -> line.startsWith(READY)).findFirst()
+                .orElseThrow(() -> new StubStartException("svc-stub: '" + String.join(" ", command)
+                        + "' printed no ready line: " + String.join(" | ", said)))
+                .substring(READY.length());
+        shared = command;
+        return new ControlClient(url, settings.controlToken());
     }
 
-    /** The settings this run reads (for the journal's directory). */
-    Settings settings() {
-        return settings;
-    }
-
-    /** Stops a stub this run started; a stub at a URL is left running. */
+    /** Stops the run's stub, if this run started (or attached to) one; a stub at a URL is left running. */
     @Override
     public synchronized void close() {
         closed = true;
-        if (process != null) {
-            process.stop();
-            process = null;
+        if (shared != null) {
+            try {
+                run(shared, List.of("--stop"));
+            } catch (SvcStubException notStopped) { // it stops with this JVM anyway
+                System.err.println(notStopped.getMessage());
+            }
+            shared = null;
         }
+    }
+
+    /**
+     * Runs {@code command} with {@code options}, then {@code --} and the run's stub options, to its
+     * end: what it printed, a line each. A command that fails gives its own one line.
+     */
+    private List<String> run(List<String> command, List<String> options) {
+        List<String> line = new ArrayList<>(command);
+        line.addAll(options);
+        line.add("--");
+        line.addAll(settings.args());
+        Process process;
+        try {
+            process = new ProcessBuilder(line).redirectErrorStream(true).start();
+            process.getOutputStream().close();
+        } catch (IOException failed) {
+            throw new StubStartException("svc-stub: could not run '" + command.get(0) + "': " + failed.getMessage());
+        }
+        CompletableFuture<String> output = new CompletableFuture<>();
+        Thread reader = new Thread(() -> {
+            try {
+                output.complete(new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
+            } catch (IOException failed) {
+                output.completeExceptionally(failed);
+            }
+        }, "svc-stub shared");
+        reader.setDaemon(true);
+        reader.start();
+        try {
+            List<String> said = output.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS).lines().map(String::strip)
+                    .filter(each -> !each.isEmpty()).toList();
+            if (!process.waitFor(HANG_GUARD_SECONDS, TimeUnit.SECONDS)) {
+                throw new TimeoutException();
+            }
+            if (process.exitValue() != 0) {
+                throw new StubStartException(said.isEmpty() ? "svc-stub: '" + String.join(" ", line) + "' failed (exit code "
+                        + process.exitValue() + ") and said nothing" : said.get(said.size() - 1));
+            }
+            return said;
+        } catch (TimeoutException | ExecutionException | InterruptedException stuck) {
+            process.destroyForcibly();
+            if (stuck instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            throw new StubStartException("svc-stub: '" + String.join(" ", line) + "' did not end: "
+                    + (stuck instanceof TimeoutException ? "no end of its output in " + HANG_GUARD_SECONDS + " s" : stuck));
+        }
+    }
+
+    /** The {@code svc-stub} command: SVC_STUB_BIN (a path, or a name on PATH), else {@code svc-stub} on PATH. */
+    private Path executable() {
+        Optional<Settings.Value> bin = settings.get(Settings.BIN);
+        String name = bin.map(Settings.Value::value).orElse("svc-stub");
+        Stream<Path> candidates = name.contains("/") || name.contains(File.separator) ? Stream.of(Path.of(name))
+                : Stream.of(settings.variable("PATH").orElse("").split(File.pathSeparator)).filter(dir -> !dir.isEmpty())
+                        .flatMap(dir -> Stream.of(Path.of(dir, name), Path.of(dir, name + ".exe")));
+        return candidates.filter(path -> Files.isRegularFile(path) && Files.isExecutable(path)).findFirst()
+                .orElseThrow(() -> new StubStartException(noCommand(bin)));
+    }
+
+    /** The line for a run with no svc-stub to run: the command that installs one, on this machine. */
+    static String noCommand(Optional<Settings.Value> bin) {
+        String why = bin.map(v -> v.name() + "=" + v.value() + " is no executable file")
+                .orElse("SVC_STUB_BIN is not set and none is on PATH");
+        return "svc-stub: no svc-stub command (" + why + "); install it from its clone (python3 -m venv .venv && "
+                + ".venv/bin/pip install " + cloneOfSvcStub() + ") and set SVC_STUB_BIN=$PWD/.venv/bin/svc-stub, or SVC_STUB_URL to a running stub";
+    }
+
+    /**
+     * The clone of svc-stub this library runs from (two levels above its folder,
+     * {@code clients/java}, whose {@code target/classes} or jar is on the classpath), else a placeholder.
+     */
+    static String cloneOfSvcStub() {
+        try {
+            Path clone = Path.of(SvcStub.class.getProtectionDomain().getCodeSource().getLocation().toURI())
+                    .toAbsolutePath().getParent().getParent().getParent().getParent();
+            if (SVC_STUB_PROJECT.matcher(Files.readString(clone.resolve("pyproject.toml"))).find()) {
+                return clone.toString();
+            }
+        } catch (IOException | RuntimeException | java.net.URISyntaxException notAClone) {
+            // a jar from a repository, or a class loader that does not say where it is
+        }
+        return "path/to/svc-stub";
+    }
+
+    /** The stub a setting names, if it answers as svc-stub and is not older than this library. */
+    private ControlClient checked(Settings.Value setting) {
+        String url = setting.value().replaceAll("/+$", "");
+        String named = setting.name() + "=" + url;
+        ControlClient stub = new ControlClient(url, settings.controlToken());
+        String version;
+        try {
+            if (!stub.healthy()) {
+                throw new IllegalArgumentException("its /health does not say ok");
+            }
+            version = stub.version();
+        } catch (StubUnreachableException unreachable) {
+            throw notTheStub(named, setting.name(), unreachable.reason());
+        } catch (StubRefusedException refused) {
+            if (refused.status() == 401) {
+                throw refused; // its line says to set the token
+            }
+            throw notTheStub(named, setting.name(), refused.status() + " from "
+                    + refused.call().substring(refused.call().indexOf(' ') + 1) + ": " + refused.detail());
+        } catch (IllegalArgumentException notTheDocument) {
+            throw notTheStub(named, setting.name(), notTheDocument.getMessage());
+        }
+        if (!recentEnough(version)) {
+            throw new StubUnreachableException("svc-stub: " + named + " is svc-stub " + version + ", older than this package ("
+                    + SvcStub.VERSION + "); upgrade it (.venv/bin/pip install --upgrade " + cloneOfSvcStub() + ") and start it again",
+                    "version " + version);
+        }
+        return stub;
+    }
+
+    private static StubUnreachableException notTheStub(String named, String setting, String problem) {
+        return new StubUnreachableException("svc-stub: " + named + " does not answer as svc-stub (" + problem
+                + "); start one there (svc-stub --port PORT) or unset " + setting + " to have one started", problem);
+    }
+
+    /** Whether a stub of {@code version} is this library's version or later, numerically. */
+    static boolean recentEnough(String version) {
+        String[] have = version.split("[.+-]", -1);
+        String[] need = SvcStub.VERSION.split("\\.");
+        for (int i = 0; i < 3; i++) {
+            try {
+                int a = i < have.length ? Integer.parseInt(have[i]) : 0;
+                int b = Integer.parseInt(need[i]);
+                if (a != b) {
+                    return a > b;
+                }
+            } catch (NumberFormatException notANumber) {
+                return false;
+            }
+        }
+        return true;
     }
 }

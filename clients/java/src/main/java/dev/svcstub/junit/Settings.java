@@ -1,13 +1,12 @@
 package dev.svcstub.junit;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
-import java.util.stream.Collectors;
 
 /**
  * How a test run reaches its stub: each setting a JUnit configuration parameter
@@ -32,65 +31,42 @@ final class Settings {
         this.environment = environment;
     }
 
-    /** One setting's two names. */
-    static final class Setting {
-        final String parameter;
-        final String variable; // null: a parameter only
-
-        private Setting(String parameter, String variable) {
-            this.parameter = parameter;
-            this.variable = variable;
-        }
+    /** One setting's two names; {@code variable} null: a parameter only. */
+    record Setting(String parameter, String variable) {
     }
 
     /** A setting's value, and the name it was given under (for a message that says where to change it). */
-    static final class Value {
-        final String name;
-        final String value;
-
-        private Value(String name, String value) {
-            this.name = name;
-            this.value = value;
-        }
+    record Value(String name, String value) {
     }
 
     Optional<Value> get(Setting setting) {
-        Optional<String> parameter = parameters.apply(setting.parameter).map(String::strip).filter(v -> !v.isEmpty());
+        Optional<String> parameter = parameters.apply(setting.parameter()).map(String::strip).filter(v -> !v.isEmpty());
         if (parameter.isPresent()) {
-            return Optional.of(new Value(setting.parameter, parameter.get()));
+            return Optional.of(new Value(setting.parameter(), parameter.get()));
         }
-        if (setting.variable == null) {
-            return Optional.empty();
-        }
-        return Optional.ofNullable(environment.get(setting.variable)).map(String::strip).filter(v -> !v.isEmpty())
-                .map(v -> new Value(setting.variable, v));
+        return Optional.ofNullable(setting.variable()).map(environment::get).map(String::strip).filter(v -> !v.isEmpty())
+                .map(v -> new Value(setting.variable(), v));
     }
 
-    String bin() {
-        return get(BIN).map(v -> v.value).orElse("svc-stub");
+    /** An environment variable as this run sees it ({@code PATH}). */
+    Optional<String> variable(String name) {
+        return Optional.ofNullable(environment.get(name));
     }
 
     List<String> args() {
-        return get(ARGS).map(v -> Arrays.stream(v.value.split("\\s+")).collect(Collectors.toUnmodifiableList()))
-                .orElse(List.of());
+        return get(ARGS).map(v -> Arrays.asList(v.value().split("\\s+"))).orElse(List.of());
     }
 
     String controlToken() {
-        return get(CONTROL_TOKEN).map(v -> v.value).orElse(null);
+        return get(CONTROL_TOKEN).map(Value::value).orElse(null);
     }
 
     /**
-     * Where failed tests' journals go: the setting, else the build's own output folder
-     * ({@code target/} under Maven, {@code build/} under Gradle), as seen from the working directory.
+     * Where this run's failed tests' journals go: the setting's directory, kept as it is; else
+     * the build's own output folder seen from {@code workingDirectory}, pruned of earlier runs'.
      */
-    Path journalDirectory() {
-        Optional<Value> configured = get(JOURNAL_DIR);
-        if (configured.isPresent()) {
-            return Path.of(configured.get().value).toAbsolutePath();
-        }
-        Path here = Path.of("").toAbsolutePath();
-        boolean gradle = !Files.exists(here.resolve("pom.xml"))
-                && (Files.exists(here.resolve("build.gradle")) || Files.exists(here.resolve("build.gradle.kts")));
-        return here.resolve(gradle ? "build" : "target").resolve("svc-stub-journal");
+    Journal journal(Path workingDirectory, Instant runStarted) {
+        return get(JOURNAL_DIR).map(v -> new Journal(Path.of(v.value()).toAbsolutePath(), null))
+                .orElseGet(() -> new Journal(Journal.defaultDirectory(workingDirectory), runStarted));
     }
 }

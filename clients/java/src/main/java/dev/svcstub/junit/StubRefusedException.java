@@ -10,7 +10,8 @@ public final class StubRefusedException extends SvcStubException {
     private final String detail;
 
     StubRefusedException(String call, int status, String code, String detail) {
-        super("svc-stub: " + call + ": " + status + " " + code + ": " + detail);
+        super("svc-stub: " + call + ": " + status + " " + code + ": " + detail
+                + (status == 401 ? "; set SVC_STUB_CONTROL_TOKEN to the stub's --control-token" : ""));
         this.call = call;
         this.status = status;
         this.code = code;

@@ -15,6 +15,7 @@ import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 import org.opentest4j.AssertionFailedError;
 
 /**
@@ -28,7 +29,7 @@ import org.opentest4j.AssertionFailedError;
  *     @Test
  *     void fallsBackWhileEvaluateFails(SvcStub stub) {
  *         Checkout checkout = new Checkout(stub.url());
- *         try (ArmedFault outage = stub.arm(Fault.of(FaultMode.HTTP_500).on(Selector.EVALUATE))) {
+ *         try (ArmedFault outage = stub.arm(Fault.of(FaultMode.HTTP_500).applyTo(Selector.EVALUATE))) {
  *             assertEquals("control", checkout.variant("user-1"));
  *         }
  *         stub.assertNoRequest(Route.CAPTURE);
@@ -62,9 +63,18 @@ public final class SvcStub {
         return client.baseUrl();
     }
 
-    /** The test's namespace: its name made safe, then a random suffix. */
+    /** The test's namespace: named by the stub after the test ({@code CheckoutTest-fallsBack-1a2b3c4d}). */
     public String namespace() {
         return client.namespace();
+    }
+
+    /**
+     * An address where nothing listens ({@code http://127.0.0.1:PORT}): every connection to it is
+     * refused at once, for a test of a client's offline behaviour. The stub holds the port for
+     * as long as it runs, so nothing else takes it.
+     */
+    public String offlineUrl() {
+        return client.offlineUrl();
     }
 
     // -- faults ----------------------------------------------------------------------------------
@@ -162,23 +172,26 @@ public final class SvcStub {
         return Recorded.from(client.events(Map.of(), Duration.ZERO));
     }
 
-    /** The journal, oldest first: every request to the namespace. */
+    /**
+     * The journal: every request to the namespace, in full, in the order they arrived (a request
+     * still being answered, held by a {@code DELAY} or {@code HANG}, is listed once it ends).
+     */
     public List<RecordedRequest> requests() {
         return requests(Map.of(), Duration.ZERO);
     }
 
-    /** The journal's requests to {@code route} (a resource: to every route of it), oldest first. */
+    /** The journal's requests to {@code route} (a resource: to every route of it), in the order they arrived. */
     public List<RecordedRequest> requests(Route route) {
         return requests(Map.of("route", route.wireName()), Duration.ZERO);
     }
 
     private List<RecordedRequest> requests(Map<String, String> query, Duration wait) {
-        return client.requests(query, wait).stream().map(RecordedRequest::from).collect(Collectors.toUnmodifiableList());
+        return client.requests(query, wait).stream().map(RecordedRequest::from).toList();
     }
 
-    /** One request in full: the body it sent, the answer it got, a curl line. */
-    public RequestInFull request(int seq) {
-        return RequestInFull.from(client.request(seq));
+    /** One request of the journal, by its {@link RecordedRequest#seq()}. */
+    public RecordedRequest request(int seq) {
+        return RecordedRequest.from(client.request(seq));
     }
 
     /** The namespace's inspector page, as one HTML file. */
@@ -240,13 +253,19 @@ public final class SvcStub {
         if (counted(got, route) < n) {
             String to = route == null ? "any route" : route.wireName();
             throw new WaitTimeoutError("waited " + Durations.show(within) + " for " + n + " requests to " + to
-                    + ", got " + counted(got, route) + ":\n" + Checks.listed(got), got);
+                    + ", got " + counted(got, route) + ":\n" + listed(got), got);
         }
         return got;
     }
 
     private static long counted(List<RecordedRequest> requests, Route route) {
-        return route != null ? requests.size() : requests.stream().filter(r -> !Checks.isPreflight(r)).count();
+        return route != null ? requests.size()
+                : requests.stream().filter(r -> !r.route().equals(Optional.of(Route.PREFLIGHT.wireName()))).count();
+    }
+
+    /** Requests one a line, indented: {@code   #3 POST /v1/capture -> 200}. */
+    private static String listed(List<RecordedRequest> requests) {
+        return requests.isEmpty() ? "  (none)" : requests.stream().map(r -> "  " + r).collect(Collectors.joining("\n"));
     }
 
     private List<Map<String, Object>> waitForRecorded(String list, String minimum, int n, Duration within) {
@@ -258,20 +277,17 @@ public final class SvcStub {
         }, events -> events.size() >= n);
         if (got.size() < n) {
             throw new WaitTimeoutError("waited " + Durations.show(within) + " for " + n + " " + list + ", got "
-                    + got.size() + ":\n" + Checks.shown(got), got);
+                    + got.size() + ":\n" + (got.isEmpty() ? "(none)" : Json.pretty(got)), got);
         }
         return got;
     }
 
     private static List<Map<String, Object>> listOf(String list, Recorded recorded) {
-        switch (list) {
-            case "events":
-                return recorded.events();
-            case "svcEvents":
-                return recorded.svcEvents();
-            default:
-                return recorded.targets();
-        }
+        return switch (list) {
+            case "events" -> recorded.events();
+            case "svcEvents" -> recorded.svcEvents();
+            default -> recorded.targets();
+        };
     }
 
     /**
@@ -292,53 +308,64 @@ public final class SvcStub {
         }
     }
 
-    // -- assertions --------------------------------------------------------------------------------
+    // -- assertions: verdicts the stub computes from the journal, in its words ----------------------
 
-    /**
-     * Asserts an exposure of {@code flagKey} for {@code targetingKey} was captured (any variant);
-     * it, or a failure listing the exposures recorded.
-     */
-    public Map<String, Object> assertExposure(String flagKey, String targetingKey) {
-        return assertExposure(flagKey, targetingKey, null);
+    /** Asserts an exposure of {@code flagKey} for {@code targetingKey} (any variant) was captured; the failure lists the ones that were. */
+    public void assertExposure(String flagKey, String targetingKey) {
+        assertExposure(flagKey, targetingKey, null, Duration.ZERO);
+    }
+
+    /** Asserts an exposure of {@code flagKey} for {@code targetingKey} with {@code variant} (null: any) was captured. */
+    public void assertExposure(String flagKey, String targetingKey, String variant) {
+        assertExposure(flagKey, targetingKey, variant, Duration.ZERO);
     }
 
     /**
      * Asserts an exposure of {@code flagKey} for {@code targetingKey} with {@code variant} (null:
-     * any) was captured; it, or a failure listing the exposures recorded.
+     * any) is captured {@code within} this long (the stub's long-poll: it returns once it is).
      */
-    public Map<String, Object> assertExposure(String flagKey, String targetingKey, String variant) {
-        List<Map<String, Object>> exposures = recorded().exposures();
-        Optional<Map<String, Object>> found = Checks.exposure(exposures, flagKey, targetingKey, variant);
-        if (found.isEmpty()) {
-            throw new AssertionFailedError(Checks.exposureMissing(exposures, flagKey, targetingKey, variant));
+    public void assertExposure(String flagKey, String targetingKey, String variant, Duration within) {
+        Map<String, String> query = new LinkedHashMap<>(Map.of("flagKey", flagKey, "targetingKey", targetingKey));
+        if (variant != null) {
+            query.put("variant", variant);
         }
-        return found.get();
+        verdict(longPoll(within, wait -> {
+            query.put("waitMs", Long.toString(wait.toMillis()));
+            return client.check("exposure", query, wait);
+        }, answer -> answer.bool("passed")));
     }
 
     /** Asserts no request went to {@code route}; the failure lists the ones that did. */
     public void assertNoRequest(Route route) {
-        fail(Checks.unexpectedRequests(requests(route), route));
+        verdict(client.check("no-request", Map.of("route", route.wireName()), Duration.ZERO));
     }
 
     /** Asserts no request used a key where the service would refuse it; the failure lists them and why. */
     public void assertNoWarnings() {
-        fail(Checks.warnedRequests(requests()));
+        verdict(client.check("no-warnings", Map.of(), Duration.ZERO));
     }
 
     /** Asserts no request to {@code route} came back sooner after an answer than its Retry-After asked. */
     public void assertNoRetryBeforeRetryAfter(Route route) {
-        fail(Checks.earlyRetries(requests(route), route));
+        verdict(client.check("retry-after", Map.of("route", route.wireName()), Duration.ZERO));
     }
 
-    /** The time in ms between each request to {@code route} and the next (for backoff checks). */
-    public List<Double> gapsMs(Route route) {
-        return Checks.gapsMs(requests(route));
+    /** Asserts no request to any route came back sooner after an answer than its Retry-After asked (each route on its own). */
+    public void assertNoRetryBeforeRetryAfter() {
+        verdict(client.check("retry-after", Map.of(), Duration.ZERO));
     }
 
-    private static void fail(Optional<String> failure) {
-        if (failure.isPresent()) {
-            throw new AssertionFailedError(failure.get());
+    private static void verdict(Members answer) {
+        if (!answer.bool("passed")) {
+            throw new AssertionFailedError(answer.string("message"));
         }
+    }
+
+    /** The time in ms between each request to {@code route}'s arrival and the next one's (for backoff checks). */
+    public List<Double> gapsMs(Route route) {
+        List<RecordedRequest> requests = requests(route);
+        return IntStream.range(1, requests.size())
+                .mapToObj(i -> Math.round((requests.get(i).arrivedMs() - requests.get(i - 1).arrivedMs()) * 1000) / 1000.0).toList();
     }
 
     // -- files ---------------------------------------------------------------------------------------

@@ -23,19 +23,21 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  *
  * <ul>
  *   <li><b>The run's stub</b> lives in JUnit's root store, so every test class of the run shares
- *       it: started on first use ({@code svc-stub --port 0}, from {@code SVC_STUB_BIN} or PATH,
- *       stopping with this JVM) and stopped when the run ends; or the one at {@code SVC_STUB_URL},
- *       checked once. A stub that cannot be had fails each test that asks, with one line.</li>
+ *       it: {@code svc-stub shared --owner <this JVM>} (from {@code SVC_STUB_BIN} or PATH) starts
+ *       it on first use, or attaches to the one this run already has, and {@code --stop} stops it
+ *       when the run ends (a killed JVM's stub stops by itself); or the one at
+ *       {@code SVC_STUB_URL}, checked once. A stub that cannot be had fails each test that asks,
+ *       with one line.</li>
  *   <li><b>A namespace per test</b>: a {@code SvcStub} parameter of a test method, or of its
  *       {@code @BeforeEach} and {@code @AfterEach} methods (the same one), is the test's own,
- *       named after it, created when first asked for and deleted after the test. In a
- *       {@code @BeforeAll} method (or a constructor, which JUnit 5 resolves for the class), it
- *       is one for the class. Tests run in parallel (JUnit's concurrent mode) never see each
- *       other's faults, fixtures or journal.</li>
+ *       named by the stub after it ({@code CheckoutTest#fallsBack}), created when first asked
+ *       for and deleted after the test. In a {@code @BeforeAll} method (or a constructor, which
+ *       JUnit 5 resolves for the class), it is one for the class. Tests run in parallel (JUnit's
+ *       concurrent mode) never see each other's faults, fixtures or journal.</li>
  *   <li><b>On failure</b> the test's journal (the stub's inspector page, one HTML file) is
- *       written to {@code SVC_STUB_JOURNAL_DIR} (default {@code target/svc-stub-journal}, or
- *       {@code build/} under Gradle) and named in a report entry, {@code svc-stub journal}, and
- *       on standard error.</li>
+ *       written to {@code target/svc-stub-journal} ({@code build/} under Gradle; earlier runs'
+ *       pages removed), or {@code SVC_STUB_JOURNAL_DIR}, and named in a report entry,
+ *       {@code svc-stub journal}, and on standard error.</li>
  * </ul>
  *
  * <p>Each setting is a JUnit configuration parameter or an environment variable (the parameter

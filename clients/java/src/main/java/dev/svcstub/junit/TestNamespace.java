@@ -21,25 +21,21 @@ import org.opentest4j.TestAbortedException;
 final class TestNamespace implements ExtensionContext.Store.CloseableResource, AutoCloseable {
     private final ControlClient client;
     private final SvcStub stub;
-    private final String readableName;
-    private final Path journalDirectory;
+    private final Journal journal;
     private boolean closed;
 
-    private TestNamespace(ControlClient client, String readableName, Path journalDirectory) {
+    private TestNamespace(ControlClient client, Journal journal) {
         this.client = client;
         this.stub = new SvcStub(client);
-        this.readableName = readableName;
-        this.journalDirectory = journalDirectory;
+        this.journal = journal;
     }
 
     /** Creates the namespace of the test (or class) {@code context} is, on the run's stub, set up as its annotation says. */
     static TestNamespace open(RunStub run, ExtensionContext context) {
         Optional<SvcStubFixtures> setup = setupOf(context);
         List<String> keys = setup.map(annotation -> List.of(annotation.keys())).orElse(List.of());
-        String invocation = NamespaceNames.invocationOf(context);
-        String readable = NamespaceNames.readableName(context) + (invocation.isEmpty() ? "" : " " + invocation);
-        ControlClient client = run.client().createNamespace(NamespaceNames.of(context), keys);
-        TestNamespace namespace = new TestNamespace(client, readable, run.settings().journalDirectory());
+        ControlClient client = run.client().createNamespace(testId(context), keys);
+        TestNamespace namespace = new TestNamespace(client, run.journal());
         try {
             String[] fixtures = setup.map(SvcStubFixtures::value).orElse(new String[0]);
             for (int i = 0; i < fixtures.length; i++) {
@@ -57,6 +53,20 @@ final class TestNamespace implements ExtensionContext.Store.CloseableResource, A
     }
 
     /**
+     * The test as Java names it, which the stub makes the namespace's name from:
+     * {@code CheckoutTest#fallsBack}, then a repetition's or parameterized invocation's display
+     * name ({@code [2] HTTP_500}); for a class-wide namespace (a {@code @BeforeAll} parameter), the class.
+     */
+    static String testId(ExtensionContext context) {
+        String type = context.getTestClass().map(Class::getSimpleName).orElse(context.getDisplayName());
+        if (context.getTestMethod().isEmpty()) {
+            return type;
+        }
+        boolean invocation = context.getParent().flatMap(ExtensionContext::getTestMethod).isPresent();
+        return type + "#" + context.getTestMethod().get().getName() + (invocation ? " " + context.getDisplayName() : "");
+    }
+
+    /**
      * If the test failed (not aborted), writes its journal and names it: as a report entry (IDEs
      * and JUnit's console launcher show those) and on standard error (which build tools show).
      */
@@ -66,7 +76,7 @@ final class TestNamespace implements ExtensionContext.Store.CloseableResource, A
             return;
         }
         try {
-            Path kept = Journal.keep(client, journalDirectory, readableName, context.getUniqueId());
+            Path kept = journal.keep(client);
             context.publishReportEntry(Journal.REPORT_KEY, kept.toString());
             System.err.println(Journal.line(kept));
         } catch (IOException | SvcStubException notKept) {

@@ -10,7 +10,7 @@
  *     @Test
  *     void fallsBackWhileEvaluateFails(SvcStub stub) {
  *         Checkout checkout = new Checkout(stub.url());
- *         try (ArmedFault outage = stub.arm(Fault.of(FaultMode.HTTP_500).on(Selector.EVALUATE))) {
+ *         try (ArmedFault outage = stub.arm(Fault.of(FaultMode.HTTP_500).applyTo(Selector.EVALUATE))) {
  *             assertEquals("control", checkout.variant("user-1"));
  *         }
  *         stub.assertNoRequest(Route.CAPTURE);

@@ -7,11 +7,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.opentest4j.AssertionFailedError;
 
-/** Assertions on the journal: passing ones pass; failing ones say what was recorded instead. */
+/**
+ * Assertions on the journal: the stub's verdicts (GET /_test/checks/*). Passing ones pass; failing
+ * ones fail with the stub's words as they are, which say what was recorded instead.
+ */
 @ExtendWith(SvcStubExtension.class)
 class AssertionsTest {
 
@@ -19,11 +24,12 @@ class AssertionsTest {
     void passingAssertionsPass(SvcStub stub) {
         Http.capture(stub.url(), WaitsTest.EXPOSURE);
         Http.evaluate(stub.url(), "checkout-v2");
-        assertEquals(WaitsTest.EXPOSURE, stub.assertExposure("checkout-v2", "user-1", "treatment-b"));
-        assertEquals(WaitsTest.EXPOSURE, stub.assertExposure("checkout-v2", "user-1"));
+        stub.assertExposure("checkout-v2", "user-1", "treatment-b");
+        stub.assertExposure("checkout-v2", "user-1");
         stub.assertNoRequest(Route.REGISTER);
         stub.assertNoWarnings();
         stub.assertNoRetryBeforeRetryAfter(Route.EVALUATE);
+        stub.assertNoRetryBeforeRetryAfter();
         assertEquals(List.of(WaitsTest.EXPOSURE), stub.recorded().exposures());
     }
 
@@ -32,25 +38,40 @@ class AssertionsTest {
         Http.capture(stub.url(), WaitsTest.EXPOSURE);
         AssertionFailedError missing = assertThrows(AssertionFailedError.class,
                 () -> stub.assertExposure("checkout-v2", "user-2"));
-        assertEquals("no exposure of checkout-v2 for user-2; exposures recorded:\n" + WaitsTest.EXPOSURE_SHOWN,
-                missing.getMessage());
+        assertEquals(EXPOSURE_MISSING, missing.getMessage());
         AssertionFailedError otherVariant = assertThrows(AssertionFailedError.class,
                 () -> stub.assertExposure("checkout-v2", "user-1", "control"));
-        assertTrue(otherVariant.getMessage().startsWith("no exposure of checkout-v2 for user-1 (variant control); exposures recorded:\n"));
+        assertEquals("no exposure of checkout-v2 for user-1 (variant control); exposures recorded:\n"
+                + "  checkout-v2 for user-1: variant treatment-b", otherVariant.getMessage());
+    }
+
+    /** How the stub words a missing exposure of checkout-v2 for user-2, when WaitsTest.EXPOSURE was captured. */
+    static final String EXPOSURE_MISSING = "no exposure of checkout-v2 for user-2; exposures recorded:\n"
+            + "  checkout-v2 for user-1: variant treatment-b";
+
+    @Test
+    void anExposureCanBeWaitedFor(SvcStub stub) {
+        CompletableFuture<Void> late = CompletableFuture.runAsync(() -> Http.capture(stub.url(), WaitsTest.EXPOSURE),
+                CompletableFuture.delayedExecutor(200, TimeUnit.MILLISECONDS));
+        stub.assertExposure("checkout-v2", "user-1", "treatment-b", Duration.ofSeconds(60)); // a hang guard: it returns once it came
+        late.join();
+        AssertionFailedError missing = assertThrows(AssertionFailedError.class,
+                () -> stub.assertExposure("checkout-v2", "user-2", null, Duration.ofMillis(100)));
+        assertEquals(EXPOSURE_MISSING, missing.getMessage());
     }
 
     @Test
     void noExposureAtAllSaysNone(SvcStub stub) {
         AssertionFailedError missing = assertThrows(AssertionFailedError.class,
                 () -> stub.assertExposure("checkout-v2", "user-1"));
-        assertEquals("no exposure of checkout-v2 for user-1; exposures recorded:\n(none)", missing.getMessage());
+        assertEquals("no exposure of checkout-v2 for user-1; exposures recorded:\n  (none)", missing.getMessage());
     }
 
     @Test
     void anUnexpectedRequestIsListed(SvcStub stub) {
         Http.capture(stub.url(), WaitsTest.EXPOSURE);
         AssertionFailedError unexpected = assertThrows(AssertionFailedError.class, () -> stub.assertNoRequest(Route.CAPTURE));
-        assertTrue(unexpected.getMessage().matches("expected no request to capture, got 1:\n  #\\d+ POST /v1/capture -> 200"),
+        assertTrue(unexpected.getMessage().matches("expected no request to route 'capture', got 1:\n  #\\d+ POST /v1/capture -> 200"),
                 unexpected.getMessage());
     }
 
@@ -65,14 +86,15 @@ class AssertionsTest {
 
     @Test
     void aRetryBeforeRetryAfterIsNamed(SvcStub stub) {
-        stub.arm(Fault.of(FaultMode.HTTP_429).retryAfterSeconds(2).on(Selector.EVALUATE).times(1));
+        stub.arm(Fault.of(FaultMode.HTTP_429).retryAfterSeconds(2).applyTo(Selector.EVALUATE).times(1));
         Http.evaluate(stub.url(), "checkout-v2");
         Http.evaluate(stub.url(), "checkout-v2"); // at once, not 2 s later
         AssertionFailedError early = assertThrows(AssertionFailedError.class,
                 () -> stub.assertNoRetryBeforeRetryAfter(Route.EVALUATE));
         assertTrue(early.getMessage().matches(
-                "retried evaluate before Retry-After allowed:\n  #\\d+ came \\d+ ms after #\\d+ was answered 429 with Retry-After: 2"),
+                "retried 'evaluate' before Retry-After allowed:\n  #\\d+ came \\d+ ms after #\\d+ was answered 429 with Retry-After: 2"),
                 early.getMessage());
+        assertEquals(early.getMessage(), assertThrows(AssertionFailedError.class, stub::assertNoRetryBeforeRetryAfter).getMessage());
         List<Double> gaps = stub.gapsMs(Route.EVALUATE);
         assertEquals(1, gaps.size());
         assertTrue(gaps.get(0) >= 0 && gaps.get(0) < 2000, gaps::toString);
@@ -82,11 +104,11 @@ class AssertionsTest {
     void aRequestInFull(SvcStub stub) {
         Http.evaluate(stub.url(), "checkout-v2");
         RecordedRequest listed = stub.requests(Route.EVALUATE).get(0);
-        RequestInFull full = stub.request(listed.seq());
-        assertEquals(listed, full.request());
-        assertEquals("{\"targetingKey\":\"user-1\",\"flagKeys\":[\"checkout-v2\"]}", full.body().orElseThrow().text().orElseThrow());
-        assertEquals(200, full.answer().orElseThrow().status());
-        assertTrue(full.curl().contains("curl"), full.curl());
+        assertEquals(listed, stub.request(listed.seq()));
+        assertEquals("{\"targetingKey\":\"user-1\",\"flagKeys\":[\"checkout-v2\"]}", listed.text());
+        assertEquals(200, listed.answer().orElseThrow().status());
+        assertTrue(listed.answer().orElseThrow().body().orElseThrow().text().orElseThrow().contains("\"decisions\""));
+        assertTrue(listed.curl().contains("curl"), listed.curl());
         assertEquals("Bearer project-api-key_[redacted]", listed.headers().get("authorization"));
         assertTrue(stub.snapshot().contains("/v1/flags/evaluate"));
         Recorded recorded = stub.recorded();

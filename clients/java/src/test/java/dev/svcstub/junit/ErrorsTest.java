@@ -2,9 +2,11 @@ package dev.svcstub.junit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
+import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -12,13 +14,18 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.ParameterResolutionException;
 
 /**
- * No stub to be had is one line that says what to do, and every test that asks for a SvcStub
- * fails with it: first as the run's stub reports it, then through the extension in a test run of
- * its own (each of its tests gets the line; the stub is reached, or tried, once).
+ * No stub to be had is one line that says what to do (a command that works on this machine),
+ * and every test that asks for a SvcStub fails with it: first as the run's stub reports it, then
+ * through the extension in a test run of its own (each of its tests gets the line; the stub is
+ * reached, or tried, once).
  */
 class ErrorsTest {
-    static final String NO_BINARY = "svc-stub: no '/nonexistent/svc-stub' to run; install it (pip install svc-stub) or set SVC_STUB_BIN to its path";
-    static final String DOES_NOT_START = "svc-stub did not start (exit code 2): svc-stub: error: /nonexistent/flags.yaml: no such file";
+    /** This library runs from the clone of svc-stub two levels above clients/java: the line names it. */
+    static final String CLONE = Path.of("../..").toAbsolutePath().normalize().toString();
+    static final String INSTALL = "; install it from its clone (python3 -m venv .venv && .venv/bin/pip install " + CLONE
+            + ") and set SVC_STUB_BIN=$PWD/.venv/bin/svc-stub, or SVC_STUB_URL to a running stub";
+    static final String NO_COMMAND = "svc-stub: no svc-stub command (SVC_STUB_BIN is not set and none is on PATH)" + INSTALL;
+    static final String DOES_NOT_START = "svc-stub: error: shared: the stub did not start: svc-stub: error: /nonexistent/flags.yaml: no such file";
 
     @ExtendWith(SvcStubExtension.class)
     @ChildTest
@@ -59,12 +66,14 @@ class ErrorsTest {
     }
 
     @Test
-    void noBinary() {
-        assertEquals(NO_BINARY, lineWith(Map.of("SVC_STUB_BIN", "/nonexistent/svc-stub")));
-        assertEquals("svc-stub: no 'no-such-svc-stub' to run; install it (pip install svc-stub) or set SVC_STUB_BIN to its path",
-                lineWith(Map.of("SVC_STUB_BIN", "no-such-svc-stub")));
+    void noCommand() {
+        assertEquals(NO_COMMAND, lineWith(Map.of("PATH", "/nonexistent")));
+        assertEquals(NO_COMMAND, lineWith(Map.of()));
+        assertEquals("svc-stub: no svc-stub command (SVC_STUB_BIN=/nonexistent/svc-stub is no executable file)" + INSTALL,
+                lineWith(Map.of("SVC_STUB_BIN", "/nonexistent/svc-stub")));
         assumeNoUrlInTheEnvironment();
-        assertEquals(NO_BINARY, lineThroughTheExtension(Launch.withParameter("svcstub.bin", "/nonexistent/svc-stub")));
+        assertEquals("svc-stub: no svc-stub command (svcstub.bin=/nonexistent/svc-stub is no executable file)" + INSTALL,
+                lineThroughTheExtension(Launch.withParameter("svcstub.bin", "/nonexistent/svc-stub")));
     }
 
     @Test
@@ -75,8 +84,9 @@ class ErrorsTest {
     }
 
     @Test
-    void aUrlWhereNothingAnswers() throws IOException {
-        String url = FakeServer.nothingListening();
+    @ExtendWith(SvcStubExtension.class)
+    void aUrlWhereNothingAnswers(SvcStub stub) {
+        String url = stub.offlineUrl();
         assertEquals("svc-stub: SVC_STUB_URL=" + url + " does not answer as svc-stub (connection refused);"
                 + " start one there (svc-stub --port PORT) or unset SVC_STUB_URL to have one started",
                 lineWith(Map.of("SVC_STUB_URL", url)));
@@ -109,31 +119,31 @@ class ErrorsTest {
     void aStubTooOld() throws IOException {
         try (FakeServer old = FakeServer.stubOfVersion("0.0.9")) {
             assertEquals("svc-stub: SVC_STUB_URL=" + old.url() + " is svc-stub 0.0.9, older than this package (0.1.0);"
-                    + " upgrade it (pip install -U svc-stub)", lineWith(Map.of("SVC_STUB_URL", old.url())));
+                    + " upgrade it (.venv/bin/pip install --upgrade " + CLONE + ") and start it again",
+                    lineWith(Map.of("SVC_STUB_URL", old.url())));
         }
     }
 
     @Test
-    void aStubWithAControlTokenNeedsIt() throws IOException {
+    void aStubWithAControlTokenNeedsIt() {
         assumeNoUrlInTheEnvironment();
         Launch.Outcome withToken = Launch.withParameter("svcstub.args", "--control-token s3cret")
                 .and("svcstub.control-token", "s3cret").run(NeedsAStub.class);
         assertEquals(Optional.empty(), withToken.result("first").getThrowable());
         String without = lineThroughTheExtension(Launch.withParameter("svcstub.args", "--control-token s3cret"));
-        assertEquals(true, without.matches("svc-stub: http://127\\.0\\.0\\.1:\\d+ refuses its control calls \\(401 from"
-                + " /_test/openapi\\.json: .*\\); set SVC_STUB_CONTROL_TOKEN to its --control-token"), without);
+        assertTrue(without.matches("svc-stub: POST /_test/namespaces: 401 \\w+: .*; set SVC_STUB_CONTROL_TOKEN to the stub's"
+                + " --control-token"), without);
     }
 
     @Test
     void versionsAreComparedAsNumbers() {
-        assertEquals(true, Versions.recentEnough("0.1.0"));
-        assertEquals(true, Versions.recentEnough("0.1.1"));
-        assertEquals(true, Versions.recentEnough("0.10.0"));
-        assertEquals(true, Versions.recentEnough("1.0"));
-        assertEquals(true, Versions.recentEnough("0.1.0-dev1"));
-        assertEquals(false, Versions.recentEnough("0.0.9"));
-        assertEquals(false, Versions.recentEnough("0.09.9".replace("09", "0")));
-        assertEquals(false, Versions.recentEnough("unknown"));
-        assertEquals(false, Versions.recentEnough(""));
+        assertEquals(true, RunStub.recentEnough("0.1.0"));
+        assertEquals(true, RunStub.recentEnough("0.1.1"));
+        assertEquals(true, RunStub.recentEnough("0.10.0"));
+        assertEquals(true, RunStub.recentEnough("1.0"));
+        assertEquals(true, RunStub.recentEnough("0.1.0-dev1"));
+        assertEquals(false, RunStub.recentEnough("0.0.9"));
+        assertEquals(false, RunStub.recentEnough("unknown"));
+        assertEquals(false, RunStub.recentEnough(""));
     }
 }

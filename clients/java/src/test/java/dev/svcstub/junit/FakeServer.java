@@ -4,7 +4,6 @@ import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -46,12 +45,5 @@ final class FakeServer implements AutoCloseable {
     @Override
     public void close() {
         server.stop(0);
-    }
-
-    /** A URL where nothing listens: a port that was free a moment ago. */
-    static String nothingListening() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return "http://127.0.0.1:" + socket.getLocalPort();
-        }
     }
 }

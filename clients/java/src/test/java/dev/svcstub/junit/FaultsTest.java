@@ -76,7 +76,7 @@ class FaultsTest {
     @ParameterizedTest
     @EnumSource(FaultMode.class)
     void anArmedFaultReachesTheClientOnceAndTheJournalNamesIt(FaultMode mode, SvcStub stub) {
-        ArmedFault armed = stub.arm(CASES.get(mode).fault.on(Selector.EVALUATE).times(1));
+        ArmedFault armed = stub.arm(CASES.get(mode).fault.applyTo(Selector.EVALUATE).times(1));
         assertEquals(mode, armed.mode().orElseThrow());
         assertEquals(List.of("evaluate"), armed.applyTo());
 
@@ -112,8 +112,8 @@ class FaultsTest {
 
     @Test
     void tryWithResourcesDisarmsItsFaultAloneAfterTheBlock(SvcStub stub) {
-        ArmedFault kept = stub.arm(Fault.of(FaultMode.HTTP_429).on(Selector.CAPTURE));
-        try (ArmedFault outage = stub.arm(Fault.of(FaultMode.HTTP_500).on(Selector.EVALUATE))) {
+        ArmedFault kept = stub.arm(Fault.of(FaultMode.HTTP_429).applyTo(Selector.CAPTURE));
+        try (ArmedFault outage = stub.arm(Fault.of(FaultMode.HTTP_500).applyTo(Selector.EVALUATE))) {
             assertEquals(500, Http.evaluate(stub.url(), "checkout-v2").status);
             assertEquals(2, stub.armed().size());
         }
@@ -126,7 +126,7 @@ class FaultsTest {
     @Test
     void aSequenceIsConsumedOneRequestAtATime(SvcStub stub) {
         stub.arm(Fault.sequence(Step.of(FaultMode.HTTP_500), Step.of(FaultMode.STATUS).status(503), Step.none(),
-                Step.of(FaultMode.HTTP_429)).on(Selector.EVALUATE));
+                Step.of(FaultMode.HTTP_429)).applyTo(Selector.EVALUATE));
         List<Integer> statuses = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
             statuses.add(Http.evaluate(stub.url(), "checkout-v2").status);
@@ -139,7 +139,7 @@ class FaultsTest {
 
     @Test
     void aFaultWithABodyAndAProbability(SvcStub stub) {
-        stub.arm(Fault.of(FaultMode.STATUS).status(418 + 100).body(Map.of("error", "teapot")).probability(1.0, 7).on(Selector.EVALUATE));
+        stub.arm(Fault.of(FaultMode.STATUS).status(418 + 100).body(Map.of("error", "teapot")).probability(1.0, 7).applyTo(Selector.EVALUATE));
         Http.Seen seen = Http.evaluate(stub.url(), "checkout-v2");
         assertEquals(518, seen.status);
         assertEquals(Map.of("error", "teapot"), seen.decoded().orElseThrow());

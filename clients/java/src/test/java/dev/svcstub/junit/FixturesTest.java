@@ -99,7 +99,7 @@ class FixturesTest {
 
     @Test
     void aRateLimitAnswers429(SvcStub stub) {
-        stub.setRateLimit(1);
+        stub.setRateLimit(0.01); // one request per 100 s: the second is limited however slow the machine
         Http.evaluate(stub.url(), "checkout-v2");
         Http.Seen limited = Http.evaluate(stub.url(), "checkout-v2");
         assertEquals(429, limited.status, limited::toString);

@@ -74,8 +74,8 @@ class GuideTest {
     @Test
     void theErrorLinesAreTheOnesTheSuiteChecks() throws IOException {
         String guide = guide();
-        for (String line : List.of(ErrorsTest.NO_BINARY, ErrorsTest.DOES_NOT_START,
-                "older than this package (" + SvcStub.VERSION + "); upgrade it (pip install -U svc-stub)",
+        for (String line : List.of(ErrorsTest.NO_COMMAND.replace(ErrorsTest.CLONE, "path/to/svc-stub"), ErrorsTest.DOES_NOT_START,
+                "older than this package (" + SvcStub.VERSION + "); upgrade it (.venv/bin/pip install --upgrade path/to/svc-stub) and start it again",
                 "does not answer as svc-stub (connection refused); start one there (svc-stub --port PORT) or unset SVC_STUB_URL to have one started")) {
             assertTrue(guide.contains(line), () -> "the guide lacks " + line);
         }

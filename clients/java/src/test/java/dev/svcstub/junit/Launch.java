@@ -20,8 +20,10 @@ import org.junit.platform.launcher.core.LauncherFactory;
 
 /**
  * Runs {@link ChildTest} classes in a JUnit launcher of their own, in this JVM, as a build tool
- * would: a test run of its own (its own root store, so its own stub unless a URL is given), with
- * the configuration parameters given. What each test ended with, and what it reported.
+ * would: a test run of its own (its own root store, so its own stub unless a URL is given or
+ * this JVM's run already has one with the same options), with the configuration parameters
+ * given. What each test ended with, and what it reported. Its {@link #main} does the same in a
+ * JVM of its own, for a run a test can kill.
  */
 final class Launch {
     private final Map<String, String> parameters = new LinkedHashMap<>();
@@ -41,6 +43,16 @@ final class Launch {
     Launch and(String name, String value) {
         parameters.put(name, value);
         return this;
+    }
+
+    /** Runs the test classes named, as {@link #run} does, in the JVM this is the main class of. */
+    public static void main(String[] classNames) throws ClassNotFoundException {
+        List<Class<?>> classes = new ArrayList<>();
+        for (String name : classNames) {
+            classes.add(Class.forName(name));
+        }
+        Outcome outcome = plain().run(classes.toArray(new Class<?>[0]));
+        System.out.println("tests run: " + outcome.testsRun());
     }
 
     Outcome run(Class<?>... classes) {

@@ -28,10 +28,13 @@ import org.junit.jupiter.api.Test;
 /**
  * The library's words are the stub's: every fault mode, selector, route name, arming member,
  * header, query parameter and control path it uses, checked against the stub's own description of
- * its control plane (stub/openapi.json, read with the library's own JSON reader), so it cannot drift.
+ * its control plane (stub/openapi.json, read with the library's own JSON reader), so it cannot
+ * drift; and its names for the ideas every helper shares are the shared vocabulary's
+ * (clients/vocabulary.json), spelled in Java.
  */
 class OpenApiTest {
     static final Path OPENAPI = Path.of("../../stub/openapi.json");
+    static final Path VOCABULARY = Path.of("../vocabulary.json");
     static final Path SOURCES = Path.of("src/main/java/dev/svcstub/junit");
 
     static Members document() throws IOException {
@@ -88,7 +91,7 @@ class OpenApiTest {
     }
 
     private static Fault everything(Fault fault) {
-        return fault.on(Selector.ALL).delay(Duration.ofMillis(1)).status(503).body("x").retryAfterSeconds(1);
+        return fault.applyTo(Selector.ALL).delay(Duration.ofMillis(1)).status(503).body("x").retryAfterSeconds(1);
     }
 
     @Test
@@ -149,7 +152,8 @@ class OpenApiTest {
         String stub = source("SvcStub.java") + source("ControlClient.java");
         Map<String, List<String>> used = Map.of(
                 "/_test/events", List.of("minEvents", "minSvcEvents", "minTargets", "waitMs"),
-                "/_test/requests", List.of("route", "min", "waitMs"),
+                "/_test/requests", List.of("route", "min", "waitMs", "bodies"),
+                "/_test/checks/{check}", List.of("route", "flagKey", "targetingKey", "variant", "waitMs"),
                 "/_test/fixtures", List.of("merge"));
         for (Map.Entry<String, List<String>> path : used.entrySet()) {
             Members operation = document.object("paths").object(path.getKey())
@@ -179,6 +183,39 @@ class OpenApiTest {
             }
         }
         assertEquals(5, checked);
+    }
+
+    /** Where each shared idea lives in this library: a type, or a member of a type. */
+    private static final Map<String, Class<?>> HOLDERS = Map.of(
+            "routeSelector", Fault.class,
+            "bodyAsText", RecordedRequest.class,
+            "bodyAsJson", RecordedRequest.class,
+            "offlineUrl", SvcStub.class);
+
+    @Test
+    void theSharedVocabularyIsSpelledHereAsItSays() throws IOException, ClassNotFoundException {
+        Members words = Members.of(Json.parse(Files.readString(VOCABULARY, StandardCharsets.UTF_8))).object("words");
+        for (String idea : words.asMap().keySet()) {
+            String java = words.object(idea).string("java");
+            if (idea.equals("perTestObject")) {
+                assertEquals(SvcStub.class, Class.forName(SvcStub.class.getPackageName() + "." + java), idea);
+                continue;
+            }
+            Class<?> holder = HOLDERS.get(idea);
+            assertTrue(holder != null, () -> "clients/vocabulary.json has " + idea + ", which this test does not know where to find (add it to HOLDERS)");
+            assertTrue(Arrays.stream(holder.getMethods()).anyMatch(method -> method.getName().equals(java)),
+                    () -> holder.getSimpleName() + " has no " + java + "(...), the vocabulary's Java for " + idea);
+        }
+    }
+
+    @Test
+    void theVocabularysControlPlaneWordsAreTheStubs() throws IOException {
+        Members words = Members.of(Json.parse(Files.readString(VOCABULARY, StandardCharsets.UTF_8))).object("words");
+        String selector = words.object("routeSelector").string("controlPlane");
+        assertTrue(schema("ArmingDocument").object("properties").has(selector),
+                () -> selector + " is not a member of the stub's arming document (ArmingDocument)");
+        String offline = words.object("offlineUrl").string("controlPlane");
+        assertTrue(document().object("paths").has(offline), () -> offline + " is not a path of the stub's control plane");
     }
 
     @Test

@@ -24,13 +24,22 @@ class CheckoutTest {
         Checkout checkout = new Checkout(stub.url());
 
         assertEquals("treatment-b", checkout.variant("user-1")); // the default fixtures
+        Map<String, Object> sent = stub.requests(Route.EVALUATE).get(0).json(); // what it sent, as JSON
+        assertEquals("user-1", sent.get("targetingKey"));
+    }
+
+    @Test
+    void fallsBackWhenTheServiceIsUnreachable(SvcStub stub) {
+        Checkout offline = new Checkout(stub.offlineUrl()); // nothing listens there: connections are refused
+
+        assertEquals("control", offline.variant("user-1"));
     }
 
     @Test
     void fallsBackWhileEvaluateFails(SvcStub stub) {
         Checkout checkout = new Checkout(stub.url());
 
-        try (ArmedFault outage = stub.arm(Fault.of(FaultMode.HTTP_500).on(Selector.EVALUATE))) {
+        try (ArmedFault outage = stub.arm(Fault.of(FaultMode.HTTP_500).applyTo(Selector.EVALUATE))) {
             assertEquals("control", checkout.variant("user-1"));
         } // disarmed here
         assertEquals("treatment-b", checkout.variant("user-1"));

@@ -51,7 +51,7 @@ class ProviderTest {
 
     @Test
     void surfacesAnOutage(SvcStub stub) {
-        stub.arm(Fault.of(FaultMode.STATUS).status(503).on(Selector.PROJECTS).times(1));
+        stub.arm(Fault.of(FaultMode.STATUS).status(503).applyTo(Selector.PROJECTS).times(1));
 
         assertThrows(IOException.class, () -> new Provider(stub.url(), "svc_org_acme_tf").createProject("Checkout", "checkout"));
     }
