@@ -823,6 +823,8 @@ def _first_words(text: str) -> str:
 JAVA_TESTS = "clients/java/src/test/java/dev/svcstub/junit/"
 """Where the JUnit extension's tests are, for the entries of its guide's blocks."""
 
+INSTALL_FROM_A_CLONE = "python3 -m venv .venv && .venv/bin/pip install /path/to/svc-stub"
+"""The first line of each language guide's install block."""
 NO_COMMAND = (
     "svc-stub: no svc-stub command (SVC_STUB_BIN is not set and none is on PATH); install it from "
     "its clone (python3 -m venv .venv && .venv/bin/pip install /path/to/svc-stub) and set "
@@ -881,7 +883,7 @@ RUN_BY: dict[tuple[str, str], str] = {
     ("docs/guides/faults.md", "S=http://127.0.0.1:3901"): "TestTheFaultRecipes",
     ("docs/reference/fixtures.md", "flags:"): "TestTheFixtureExamples",
     ("docs/guides/fixtures.md", "svc-stub check fixtures/default.yaml"): "TestTheFixturesGuide",
-    ("docs/guides/go.md", "python3 -m venv .venv && .venv/bin/pip install /path/to/svc-stub"):
+    ("docs/guides/go.md", INSTALL_FROM_A_CLONE):
         "clients/go/examples/docs_test.go",
     ("docs/guides/go.md", "// checkout.go: the application code under test"):
         "clients/go/examples/checkout/checkout_test.go",
@@ -897,7 +899,7 @@ RUN_BY: dict[tuple[str, str], str] = {
         "clients/go/examples/docs_test.go (parsed; it builds only in the SDK's module)",
     ("docs/guides/go.md", "=== RUN"): "clients/go/svcstub/journal_test.go",
     ("docs/guides/go.md", NO_COMMAND): "clients/go/svcstub/errors_test.go",
-    ("docs/guides/rust.md", "python3 -m venv .venv && .venv/bin/pip install /path/to/svc-stub"):
+    ("docs/guides/rust.md", INSTALL_FROM_A_CLONE):
         "clients/rust/tests/guide.rs",
     ("docs/guides/rust.md", "//! checkout.rs: the application code under test"):
         "clients/rust/tests/examples_checkout.rs",
@@ -910,7 +912,7 @@ RUN_BY: dict[tuple[str, str], str] = {
     ("docs/guides/rust.md", "---- checkout_records_the_exposure stdout ----"):
         "clients/rust/tests/journal.rs",
     ("docs/guides/rust.md", NO_COMMAND): "clients/rust/tests/errors.rs",
-    ("docs/guides/java.md", "python3 -m venv .venv && .venv/bin/pip install /path/to/svc-stub"):
+    ("docs/guides/java.md", INSTALL_FROM_A_CLONE):
         JAVA_TESTS + "GuideTest.java",
     ("docs/guides/java.md", "<dependency>"): JAVA_TESTS + "GuideTest.java",
     ("docs/guides/java.md", "repositories { mavenLocal(); mavenCentral() }"):
@@ -936,7 +938,7 @@ RUN_BY: dict[tuple[str, str], str] = {
         JAVA_TESTS + "JournalTest.java",
     ("docs/guides/java.md", NO_COMMAND.replace("/path/to/", "path/to/")):
         JAVA_TESTS + "GuideTest.java",
-    ("docs/guides/javascript.md", "pip install /path/to/svc-stub"):
+    ("docs/guides/javascript.md", INSTALL_FROM_A_CLONE):
         "clients/javascript/test/node/docs.test.js",
     ("docs/guides/javascript.md", "// checkout.test.js: run with `node --test`"):
         "clients/javascript/scripts/examples.mjs",
@@ -955,8 +957,8 @@ RUN_BY: dict[tuple[str, str], str] = {
         "clients/javascript/scripts/examples.mjs",
     ("docs/guides/javascript.md", "AssertionError: no exposure of checkout-v2 for user-2; "
      "exposures recorded:"): "clients/javascript/test/node/journal.test.js",
-    ("docs/guides/javascript.md", "svc-stub: no 'svc-stub' to run; install it (pip install "
-     "svc-stub) or set SVC_STUB_BIN to its path"): "clients/javascript/test/node/errors.test.js",
+    ("docs/guides/javascript.md", NO_COMMAND.replace("/path/to/", "path/to/")):
+        "clients/javascript/test/node/docs.test.js",
     ("docs/guides/keys.md", "# An organisation key in a runtime adapter: served, and flagged"):
         "TestKeysAndPlanesSection",
     ("docs/guides/keys.md", "keys:"): "TestTheFixtureExamples",

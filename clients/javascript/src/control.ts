@@ -3,24 +3,13 @@
  * arms, serves and reads stays in that namespace; `url` is the base URL to give the client under
  * test.
  */
+import { AssertionError } from "node:assert";
 import { readFile } from "node:fs/promises";
 
 import { StubError, StubUnreachable, WaitTimeout } from "./errors.js";
 import { armingDocument, type ArmOptions, type ArmedFault, type SequenceOptions } from "./faults.js";
-import {
-  exposuresIn,
-  findExposure,
-  gapsMs,
-  listed,
-  noEarlyRetry,
-  noRequest,
-  noWarnings,
-  type JsonObject,
-  type Recorded,
-  type RecordedRequest,
-  type RequestInFull,
-} from "./journal.js";
-import { NAMESPACE_PATTERN, PREFLIGHT, type FaultMode, type RouteFilter } from "./vocabulary.js";
+import { exposuresIn, gapsMs, listed, requestsOf, type JsonObject, type Recorded, type RecordedRequest } from "./journal.js";
+import { PREFLIGHT, type FaultMode, type RouteFilter } from "./vocabulary.js";
 
 /** A fixture document as an object, or the path (or `file:` URL) of a YAML or JSON file. */
 export type FixtureSource = string | URL | JsonObject;
@@ -84,14 +73,9 @@ export class SvcStub {
 
   constructor(url: string, options: ClientOptions = {}) {
     const { namespace, controlToken, timeoutMs = 10_000 } = options;
-    if (namespace !== undefined && !NAMESPACE_PATTERN.test(namespace)) {
-      throw new TypeError(
-        `namespace: '${namespace}' is not a namespace name (1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit)`,
-      );
-    }
     this.baseUrl = url.replace(/\/+$/, "");
     this.namespace = namespace;
-    this.url = namespace === undefined ? this.baseUrl : this.baseUrl + NAMESPACE_PREFIX + namespace;
+    this.url = namespace === undefined ? this.baseUrl : this.baseUrl + NAMESPACE_PREFIX + encodeURIComponent(namespace);
     this.#controlToken = controlToken;
     this.#timeoutMs = timeoutMs;
   }
@@ -112,6 +96,11 @@ export class SvcStub {
   async health(): Promise<boolean> {
     const body = (await this.#call({ method: "GET", path: "/health", unscoped: true })) as JsonObject;
     return body.ok === true;
+  }
+
+  /** An address where nothing listens (the stub holds its port): a client sent there is refused at once. */
+  async offlineUrl(): Promise<string> {
+    return ((await this.#call({ method: "GET", path: "/_test/offline", unscoped: true })) as { url: string }).url;
   }
 
   /** Everything recorded and armed in the namespace cleared, its start-up fixtures served again. */
@@ -196,15 +185,18 @@ export class SvcStub {
     return (await this.recorded()).targets;
   }
 
-  /** The journal, oldest first; `route` keeps one route (`"projects"`: every `projects.*`). */
+  /**
+   * The journal in arrival order (by `seq`), each request with its body (`text()`, `json()`), its
+   * answer and a curl line; `route` keeps one route (`"projects"`: every `projects.*`). A request
+   * still held by a `delay` or `hang` fault is listed once it ends.
+   */
   async requests(route?: RouteFilter): Promise<RecordedRequest[]> {
-    const query = route === undefined ? undefined : { route };
-    return ((await this.#call({ method: "GET", path: "/_test/requests", query })) as { requests: RecordedRequest[] }).requests;
+    return this.#requests(route === undefined ? {} : { route });
   }
 
-  /** One request in full: the body it sent, the answer it got, a curl line. */
-  async request(seq: number): Promise<RequestInFull> {
-    return (await this.#call({ method: "GET", path: `/_test/requests/${seq}` })) as RequestInFull;
+  /** One request, as `requests()` lists it. */
+  async request(seq: number): Promise<RecordedRequest> {
+    return requestsOf([(await this.#call({ method: "GET", path: `/_test/requests/${seq}` })) as object])[0]!;
   }
 
   /** The namespace's inspector page, as one HTML file. */
@@ -231,8 +223,7 @@ export class SvcStub {
     const waitMs = waitOf(options);
     const query: Record<string, string> = { min: String(n), waitMs: String(waitMs) };
     if (options.route !== undefined) query.route = options.route;
-    const got = ((await this.#call({ method: "GET", path: "/_test/requests", query, waitMs })) as { requests: RecordedRequest[] })
-      .requests;
+    const got = await this.#requests(query, waitMs);
     const counted = options.route === undefined ? got.filter((r) => r.route !== PREFLIGHT) : got;
     if (counted.length < n) {
       throw new WaitTimeout(
@@ -240,6 +231,11 @@ export class SvcStub {
       );
     }
     return got;
+  }
+
+  async #requests(query: Record<string, string>, waitMs?: number): Promise<RecordedRequest[]> {
+    const body = await this.#call({ method: "GET", path: "/_test/requests", query: { ...query, bodies: "true" }, waitMs });
+    return requestsOf((body as { requests: object[] }).requests);
   }
 
   async #waitForRecorded(
@@ -257,20 +253,36 @@ export class SvcStub {
     return got;
   }
 
-  // -- assertions: a failure lists what was recorded instead --------------------------------------
+  // -- checks: the stub's verdict, and its words when one fails --------------------------------
 
-  /** An exposure of `flagKey` for `targetingKey` (with `variant`, if given) was captured. */
-  async assertExposure(flagKey: string, targetingKey: string, options: { variant?: string } = {}): Promise<JsonObject> {
-    return findExposure(await this.exposures(), flagKey, targetingKey, options.variant);
+  /**
+   * An exposure of `flagKey` for `targetingKey` (with `variant`, if given) was captured, or is
+   * within `timeoutMs` (default 0: no wait); a failure lists the exposures that were.
+   */
+  async assertExposure(flagKey: string, targetingKey: string, options: { variant?: string } & WaitOptions = {}): Promise<void> {
+    const waitMs = waitOf({ timeoutMs: options.timeoutMs ?? 0 });
+    const query: Record<string, string> = { flagKey, targetingKey };
+    if (options.variant !== undefined) query.variant = options.variant;
+    if (waitMs > 0) query.waitMs = String(waitMs);
+    await this.#check("exposure", query, waitMs);
   }
 
+  /** Nothing was sent to `route`; a failure lists what was. */
   async assertNoRequest(route: RouteFilter): Promise<void> {
-    noRequest(await this.requests(route), route);
+    await this.#check("no-request", { route });
   }
 
   /** No request used a key where the service would refuse it. */
   async assertNoWarnings(): Promise<void> {
-    noWarnings(await this.requests());
+    await this.#check("no-warnings", {});
+  }
+
+  /**
+   * No request to `route` (default: to each route, each on its own) came back sooner than the
+   * previous answer's `Retry-After` allowed; the slack for a timer's rounding is the stub's.
+   */
+  async assertNoRetryBeforeRetryAfter(route?: RouteFilter): Promise<void> {
+    await this.#check("retry-after", route === undefined ? {} : { route });
   }
 
   /** The ms between each request to `route` and the next. */
@@ -278,9 +290,10 @@ export class SvcStub {
     return gapsMs(await this.requests(route));
   }
 
-  /** No request to `route` came back sooner after an answer than its `Retry-After` asked. */
-  async assertNoRetryBeforeRetryAfter(route: RouteFilter): Promise<void> {
-    noEarlyRetry(await this.requests(route), route);
+  /** `GET /_test/checks/{check}`: the stub's verdict; a failure is an AssertionError in the stub's words. */
+  async #check(check: string, query: Record<string, string>, waitMs?: number): Promise<void> {
+    const verdict = (await this.#call({ method: "GET", path: `/_test/checks/${check}`, query, waitMs })) as { passed: boolean; message: string };
+    if (!verdict.passed) throw new AssertionError({ message: verdict.message });
   }
 
   // -- what is served -------------------------------------------------------------------------
@@ -319,11 +332,17 @@ export class SvcStub {
 
   // -- namespaces -----------------------------------------------------------------------------
 
-  /** A namespace created now, with keys bound to it and fixtures of its own; a client in it. */
-  async createNamespace(name: string, options: { keys?: readonly string[]; fixtures?: FixtureSource } = {}): Promise<SvcStub> {
-    const client = this.inNamespace(name); // checks the name before anything is sent
-    const body = JSON.stringify({ name, keys: options.keys ?? [] });
-    await this.#call({ method: "POST", path: "/_test/namespaces", body, unscoped: true });
+  /**
+   * A namespace created now, with keys bound to it and fixtures of its own; a client in it.
+   * Named `name`, or by the stub from a test's full name: `createNamespace({ test: "checkout > falls back" })`.
+   */
+  async createNamespace(
+    name: string | { test: string },
+    options: { keys?: readonly string[]; fixtures?: FixtureSource } = {},
+  ): Promise<SvcStub> {
+    const body = JSON.stringify({ ...(typeof name === "string" ? { name } : name), keys: options.keys ?? [] });
+    const created = (await this.#call({ method: "POST", path: "/_test/namespaces", body, unscoped: true })) as { name: string };
+    const client = this.inNamespace(created.name);
     if (options.fixtures !== undefined) await client.setFixtures(options.fixtures);
     return client;
   }

@@ -1,7 +1,7 @@
 /**
  * svc-stub for JavaScript and TypeScript tests: the core every runner's adapter shares (a stub
  * for the run, a namespace per test, typed faults and fixtures, the journal waited for and
- * asserted). The adapters: `svc-stub/vitest`, `svc-stub/jest`, `svc-stub/node-test`,
+ * checked). The adapters: `svc-stub/vitest`, `svc-stub/jest`, `svc-stub/node-test`,
  * `svc-stub/playwright`.
  */
 export { SvcStub, type ClientOptions, type FixtureSource, type NamespaceInfo, type ServedFixtures, type WaitOptions } from "./control.js";
@@ -14,20 +14,9 @@ export {
   type SequenceOptions,
   type SequenceStep,
 } from "./faults.js";
-export {
-  earlyRetries,
-  exposuresIn,
-  gapsMs,
-  type FaultRecord,
-  type JsonObject,
-  type Recorded,
-  type RecordedBody,
-  type RecordedRequest,
-  type RequestInFull,
-} from "./journal.js";
-export { closeNamespace, JOURNAL_VARIABLE, namespaceName, openNamespace, type KeptJournal, type NamespaceOptions } from "./namespace.js";
-export { BIN_VARIABLE, READY_PREFIX, StubProcess, type StartOptions } from "./process.js";
-export { checkStub, runStub, TOKEN_VARIABLE, URL_VARIABLE, type RunStub } from "./run.js";
+export { exposuresIn, gapsMs, type FaultRecord, type JsonObject, type Recorded, type RecordedBody, type RecordedRequest } from "./journal.js";
+export { closeNamespace, JOURNAL_VARIABLE, openNamespace, type KeptJournal, type NamespaceOptions } from "./namespace.js";
+export { BIN_VARIABLE, checkStub, READY_PREFIX, runStub, TOKEN_VARIABLE, URL_VARIABLE, type RunStub, type StartOptions } from "./run.js";
 export { startRunStub, stopRunStub } from "./global-setup.js";
 export { VERSION } from "./version.js";
 export {

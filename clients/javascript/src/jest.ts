@@ -5,15 +5,16 @@
  *     test("falls back", async ({ svcStub }) => { ... });
  *     test.each([["500"], ["429"]])("falls back on a %s", async (mode, { svcStub }) => { ... });
  *
- * One stub for the run with `globalSetup: "svc-stub/global-setup"` and `globalTeardown:
- * "svc-stub/global-teardown"` (shared by every worker through `SVC_STUB_URL`); without them,
- * each test file starts its own. A failed test's error names its journal.
+ * One stub for the run: with `globalSetup: "svc-stub/global-setup"` and `globalTeardown:
+ * "svc-stub/global-teardown"` it is started once and stopped at the end; without them, the first
+ * test file to need it has `svc-stub shared` start it and the others attach to it, and it stops
+ * when Jest exits. A failed test's error names its journal.
  */
-import { afterAll, test as jestTest } from "@jest/globals";
+import { test as jestTest } from "@jest/globals";
 
 import type { SvcStub } from "./control.js";
 import { closeNamespace, openNamespace, type NamespaceOptions } from "./namespace.js";
-import { runStub, type RunStub } from "./run.js";
+import { runStub } from "./run.js";
 
 export interface SvcStubContext {
   /** The control client in this test's namespace; `svcStub.url` is the base URL to give a client. */
@@ -66,21 +67,7 @@ export interface SvcStubTest extends SvcStubTestForm {
   todo: (name: string) => void;
 }
 
-let run: Promise<RunStub> | undefined;
-
-/** The file's stub: the run's (`SVC_STUB_URL`), else one started for this file. */
-function stubUrl(): Promise<string> {
-  run ??= runStub();
-  return run.then((started) => started.url);
-}
-
-afterAll(async () => {
-  const started = run;
-  run = undefined;
-  // a stub that did not start has nothing to stop, and its error failed each test already
-  const stub = await started?.catch(() => undefined);
-  await stub?.stop();
-});
+let stubUrl: Promise<string> | undefined;
 
 /** A `test` whose tests get namespaces with these fixtures and keys. */
 export function withSvcStub(options: NamespaceOptions = {}): SvcStubTest {
@@ -123,8 +110,9 @@ export const it = test;
 
 /** `failing`: a `test.failing`, which passes when it throws (so keeps no journal). */
 async function inNamespace(name: string, fn: SvcStubTestFn, options: NamespaceOptions, failing: boolean): Promise<void> {
-  const client = await openNamespace(await stubUrl(), name, options);
+  stubUrl ??= runStub().then((run) => run.url);
   const id = testId() ?? name;
+  const client = await openNamespace(await stubUrl, id, options);
   try {
     await fn({ svcStub: client });
   } catch (error) {

@@ -1,8 +1,8 @@
 /**
- * What the stub recorded, as it sends it (`/_test/events`, `/_test/requests`), and the checks a
- * test makes of it, each failing with what was recorded instead.
+ * What the stub recorded, as it sends it (`/_test/events`, `/_test/requests?bodies=true`): typed
+ * data, each recorded request's body one call away. Verdicts on it are the stub's (`/_test/checks`).
  */
-import { AssertionError } from "node:assert";
+import { Buffer } from "node:buffer";
 
 import type { FaultMode } from "./vocabulary.js";
 
@@ -29,8 +29,12 @@ export interface FaultRecord {
   step?: number;
 }
 
-/** One request as the journal lists it (`GET /_test/requests`). */
+/** A body as sent: text when it is UTF-8, else base64. */
+export type RecordedBody = { text: string; bytes: number } | { base64: string; bytes: number } | null;
+
+/** One request as the journal lists it, in full (`GET /_test/requests?bodies=true`). */
 export interface RecordedRequest {
+  /** Its place in arrival order: the journal lists requests by it. */
   seq: number;
   method: string;
   path: string;
@@ -53,94 +57,56 @@ export interface RecordedRequest {
   bodyBytes: number | null;
   answerBytes: number | null;
   unmatched: JsonObject | null;
-}
-
-/** A body as sent: text when it is UTF-8, else base64. */
-export type RecordedBody = { text: string; bytes: number } | { base64: string; bytes: number } | null;
-
-/** One request in full (`GET /_test/requests/{seq}`): its body, the answer, a curl line. */
-export interface RequestInFull extends RecordedRequest {
   body: RecordedBody;
   answer: { status: number; headers: Record<string, string>; body: RecordedBody } | null;
+  /** A command line that sends it again (keys as placeholders). */
   curl: string;
+  /** The body as sent, as text ("" when it had none). */
+  text(): string;
+  /** The body parsed as JSON; throws, naming the request, when it had none or it is not JSON. */
+  json<T = unknown>(): T;
 }
+
+/** The journal's entries as the stub sends them, with `text()` and `json()`. */
+export function requestsOf(entries: readonly object[]): RecordedRequest[] {
+  return entries.map((entry) => Object.assign(Object.create(BODY_READERS) as RecordedRequest, entry));
+}
+
+// Defined, so not enumerable: methods stay out of JSON.stringify, deep equality and diffs.
+const BODY_READERS = Object.defineProperties({}, {
+  text: {
+    value(this: RecordedRequest): string {
+      const body = this.body;
+      if (!body) return "";
+      return "text" in body ? body.text : Buffer.from(body.base64, "base64").toString("utf8");
+    },
+  },
+  json: {
+    value(this: RecordedRequest): unknown {
+      const named = `#${this.seq} ${this.method} ${this.path}`;
+      if (!this.body?.bytes) throw new TypeError(`${named} sent no body to read as JSON`);
+      const text = this.text();
+      try {
+        return JSON.parse(text);
+      } catch (error) {
+        throw new SyntaxError(`${named} sent a body that is not JSON (${(error as Error).message}): ${text.slice(0, 200)}`);
+      }
+    },
+  },
+});
 
 /** The exposures among the events `/v1/capture` kept. */
 export function exposuresIn(recorded: Pick<Recorded, "svcEvents">): JsonObject[] {
   return recorded.svcEvents.filter((event) => event.type === "exposure");
 }
 
-export function findExposure(
-  exposures: JsonObject[],
-  flagKey: string,
-  targetingKey: string,
-  variant: string | undefined,
-): JsonObject {
-  const found = exposures.find(
-    (e) =>
-      e.flagKey === flagKey &&
-      e.targetingKey === targetingKey &&
-      (variant === undefined || e.variant === variant),
-  );
-  if (found !== undefined) return found;
-  const wanted = `exposure of ${flagKey} for ${targetingKey}` + (variant === undefined ? "" : ` (variant ${variant})`);
-  const shown = exposures.length ? JSON.stringify(exposures, null, 2) : "(none)";
-  throw new AssertionError({ message: `no ${wanted}; exposures recorded:\n${shown}` });
-}
-
-export function noRequest(requests: RecordedRequest[], route: string): void {
-  if (requests.length === 0) return;
-  throw new AssertionError({
-    message: `expected no request to ${route}, got ${requests.length}:\n${listed(requests)}`,
-  });
-}
-
-export function noWarnings(requests: RecordedRequest[]): void {
-  const warned = requests.filter((r) => r.warning !== null && r.warning !== undefined);
-  if (warned.length === 0) return;
-  const lines = warned.map((r) => `  #${r.seq} ${r.method} ${r.path}: ${r.warning}`).join("\n");
-  const count = `${warned.length} request${warned.length > 1 ? "s" : ""}`;
-  throw new AssertionError({ message: `${count} used a key where the service refuses it:\n${lines}` });
-}
-
 /** Between each request's arrival and the next one's, in ms. */
-export function gapsMs(requests: RecordedRequest[]): number[] {
-  return requests.slice(1).map((r, i) => round(r.arrivedMs - requests[i]!.arrivedMs));
-}
-
-/** What a timer may fire early by (a runtime rounds its sleeps) before a wait counts as short. */
-const RETRY_AFTER_SLACK_MS = 5;
-
-/** Each request that came back sooner after an answer than its `Retry-After` asked, in words. */
-export function earlyRetries(requests: RecordedRequest[]): string[] {
-  const early: string[] = [];
-  requests.slice(1).forEach((after, i) => {
-    const before = requests[i]!;
-    if (before.retryAfter === null || before.retryAfter === undefined) return;
-    const waited = after.arrivedMs - (before.arrivedMs + before.durationMs);
-    if (waited + RETRY_AFTER_SLACK_MS < before.retryAfter * 1000) {
-      early.push(
-        `#${after.seq} came ${waited.toFixed(0)} ms after #${before.seq} was answered ` +
-          `${before.status} with Retry-After: ${before.retryAfter}`,
-      );
-    }
-  });
-  return early;
-}
-
-export function noEarlyRetry(requests: RecordedRequest[], route: string): void {
-  const early = earlyRetries(requests);
-  if (early.length === 0) return;
-  const lines = early.map((line) => `  ${line}`).join("\n");
-  throw new AssertionError({ message: `retried ${route} before Retry-After allowed:\n${lines}` });
+export function gapsMs(requests: readonly RecordedRequest[]): number[] {
+  return requests.slice(1).map((r, i) => Math.round((r.arrivedMs - requests[i]!.arrivedMs) * 1000) / 1000);
 }
 
 /** A requests list as one line each, for a failure message. */
-export function listed(requests: RecordedRequest[]): string {
+export function listed(requests: readonly RecordedRequest[]): string {
   if (requests.length === 0) return "  (none)";
   return requests.map((r) => `  #${r.seq} ${r.method} ${r.path} -> ${r.status ?? "no answer"}`).join("\n");
-}
-
-function round(ms: number): number {
-  return Math.round(ms * 1000) / 1000;
 }

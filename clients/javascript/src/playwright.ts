@@ -5,15 +5,18 @@
  *     import { test, expect } from "svc-stub/playwright";
  *     test("shows the variant", async ({ page, svcStub }) => { ... });
  *
- * One stub for the run with `globalSetup: "svc-stub/global-setup"` in playwright.config (shared
- * by every worker through `SVC_STUB_URL`); without it, each worker starts its own. Per-test
- * fixtures and keys: `test.use({ svcStubOptions: { fixtures: "flags.yaml" } })`. A failed test
- * carries its namespace's journal as an attachment.
+ * One stub for the run: with `globalSetup: "svc-stub/global-setup"` in playwright.config it is
+ * started once and handed to every worker in `SVC_STUB_URL`; without it, the first worker to
+ * need it has `svc-stub shared` start it, the others attach to it, and it stops when the run
+ * ends. Per-test fixtures and keys: `test.use({ svcStubOptions: { fixtures: "flags.yaml" } })`.
+ * A failed test carries its namespace's journal as an attachment, in its output folder.
  */
-import { test as base, type TestInfo } from "@playwright/test";
+import { rm } from "node:fs/promises";
+
+import { test as base } from "@playwright/test";
 
 import type { SvcStub } from "./control.js";
-import { closeNamespace, openNamespace, type NamespaceOptions } from "./namespace.js";
+import { closeNamespace, JOURNAL_VARIABLE, openNamespace, type NamespaceOptions } from "./namespace.js";
 import { runStub } from "./run.js";
 
 export { expect } from "@playwright/test";
@@ -31,42 +34,22 @@ export interface SvcStubWorkerFixtures {
 }
 
 export const test = base.extend<SvcStubFixtures, SvcStubWorkerFixtures>({
-  svcStubUrl: [
-    // eslint-disable-next-line no-empty-pattern
-    async ({}, use) => {
-      const run = await runStub();
-      try {
-        await use(run.url);
-      } finally {
-        await run.stop();
-      }
-    },
-    { scope: "worker" },
-  ],
+  // eslint-disable-next-line no-empty-pattern
+  svcStubUrl: [async ({}, use) => use((await runStub()).url), { scope: "worker" }],
   svcStubOptions: [{}, { option: true }],
   svcStub: async ({ svcStubUrl, svcStubOptions }, use, testInfo) => {
-    const client = await openNamespace(svcStubUrl, testInfo.title, svcStubOptions);
+    const id = testInfo.titlePath.slice(1).join(" > "); // its describes' titles and its own
+    const client = await openNamespace(svcStubUrl, id, svcStubOptions);
     try {
       await use(client);
     } finally {
       const failed = testInfo.status !== testInfo.expectedStatus;
-      const kept = await closeNamespace(client, { id: attemptId(testInfo), failed });
-      if (kept?.path) await testInfo.attach("svc-stub journal", { path: kept.path, contentType: "text/html" });
-      else if (kept) console.error(kept.line);
+      const kept = await closeNamespace(client, { id, failed, directory: testInfo.outputDir });
+      if (kept?.path) {
+        // attach copies it into the test's output folder, where every report finds it
+        await testInfo.attach("svc-stub journal", { path: kept.path, contentType: "text/html" });
+        if (!process.env[JOURNAL_VARIABLE]) await rm(kept.path);
+      } else if (kept) console.error(kept.line);
     }
   },
 });
-
-/**
- * The test as this attempt of it: a test runs once per project, retry and repeat, each failure
- * with a journal of its own (the title path alone names them all alike, and the last written
- * would replace the others', or be attached in their place).
- */
-function attemptId(testInfo: TestInfo): string {
-  const id = [testInfo.project.name, ...testInfo.titlePath].filter(Boolean).join(" > ");
-  const attempt = [
-    testInfo.repeatEachIndex ? `repeat ${testInfo.repeatEachIndex}` : "",
-    testInfo.retry ? `retry ${testInfo.retry}` : "",
-  ].filter(Boolean);
-  return attempt.length ? `${id} (${attempt.join(", ")})` : id;
-}

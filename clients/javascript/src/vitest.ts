@@ -4,8 +4,9 @@
  *     import { test, expect } from "svc-stub/vitest";
  *     test("falls back", async ({ svcStub }) => { ... });
  *
- * One stub for the run with `globalSetup: ["svc-stub/global-setup"]` (shared by every worker
- * through `SVC_STUB_URL`); without it, each worker starts its own. Per-test fixtures and keys:
+ * One stub for the run: with `globalSetup: ["svc-stub/global-setup"]` it is started once and
+ * stopped at the end; without it, the first worker to need it has `svc-stub shared` start it,
+ * the others attach to it, and it stops when Vitest exits. Per-test fixtures and keys:
  * `test.override({ svcStubOptions: { fixtures: "flags.yaml" } })` in a `describe`.
  */
 import { test as base, type TestAPI, type TestContext } from "vitest";
@@ -37,36 +38,21 @@ const extend = base.extend.bind(base) as unknown as (fixtures: object) => TestAP
 export const test = extend({
   svcStubUrl: [
     // eslint-disable-next-line no-empty-pattern
-    async ({}, use: Use<string>) => {
-      const run = await runStub();
-      try {
-        await use(run.url);
-      } finally {
-        await run.stop();
-      }
-    },
+    async ({}, use: Use<string>) => use((await runStub()).url),
     { scope: "worker" },
   ],
   svcStubOptions: [{}, { injected: false }],
   svcStub: async ({ svcStubUrl, svcStubOptions, task }: SvcStubWorkerFixtures & SvcStubFixtures & TestContext, use: Use<SvcStub>) => {
-    const client = await openNamespace(svcStubUrl, task.name, svcStubOptions);
+    const id = task.fullTestName ?? task.name; // Vitest 4's full name: its suites' and its own
+    const client = await openNamespace(svcStubUrl, id, svcStubOptions);
     try {
       await use(client);
     } finally {
       const failed = task.result?.state === "fail";
-      const kept = await closeNamespace(client, { id: fullName(task), failed });
+      const kept = await closeNamespace(client, { id, failed });
       if (kept) console.error(kept.line);
     }
   },
 });
 
 export const it = test;
-
-function fullName(task: { name: string; suite?: { name: string; suite?: unknown } | undefined; file?: { name: string } }): string {
-  const names = [task.name];
-  for (let suite = task.suite as { name: string; suite?: unknown } | undefined; suite; suite = suite.suite as typeof suite) {
-    if (suite.name) names.unshift(suite.name);
-  }
-  if (task.file) names.unshift(task.file.name);
-  return names.join(" > ");
-}

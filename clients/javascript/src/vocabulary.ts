@@ -82,6 +82,3 @@ export const FAULT_HEADERS = {
 
 /** The header that names a request's namespace, for a client that keeps no base path. */
 export const NAMESPACE_HEADER = "X-Svc-Test-Namespace";
-
-/** The stub's namespace names: 1 to 64 of these characters, the first a letter or digit. */
-export const NAMESPACE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;

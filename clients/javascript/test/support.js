@@ -19,15 +19,15 @@ export const ANSWER_HANG_GUARD_MS = 60_000;
  */
 export const WAIT_HANG_GUARD_MS = 60_000;
 
-/** `POST {base}/v1/flags/evaluate`, answered or not: what a client sees. */
-export async function evaluate(base, { flagKeys = ["checkout-v2"], headers = {}, timeoutMs = ANSWER_HANG_GUARD_MS } = {}) {
+/** `POST {base}/v1/flags/evaluate`, answered or not (or given up on, at `signal`): what a client sees. */
+export async function evaluate(base, { flagKeys = ["checkout-v2"], headers = {}, timeoutMs = ANSWER_HANG_GUARD_MS, signal } = {}) {
   const started = performance.now();
   try {
     const answer = await fetch(`${base}/v1/flags/evaluate`, {
       method: "POST",
       headers: { Authorization: `Bearer ${SERVER_KEY}`, "Content-Type": "application/json", ...headers },
       body: JSON.stringify({ targetingKey: "user-1", flagKeys }),
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: signal ?? AbortSignal.timeout(timeoutMs),
     });
     const text = await answer.text();
     return { status: answer.status, headers: answer.headers, text, json: parsed(text), ms: performance.now() - started };

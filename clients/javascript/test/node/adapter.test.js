@@ -1,12 +1,14 @@
 // The node:test adapter: a namespace per test named after it, side by side with no crosstalk,
-// deleted after; a failed test's journal named in the output; the stub stopped at the end.
+// deleted after; a failed test's journal named in the output, outside the project's sources;
+// one stub for the run, shared by its files and gone after it, however it ends.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join, sep } from "node:path";
 import { after, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
 
 import { SvcStub } from "svc-stub";
 import { useSvcStub } from "svc-stub/node-test";
@@ -31,8 +33,9 @@ describe("a namespace per test", () => {
   test("is named after the test, and is what svcStub.url points into", async () => {
     stubUrl = svcStub.baseUrl;
     used.push(svcStub.namespace);
-    // the test's name made safe and cut to fit the stub's 64 characters, and a random suffix
-    assert.match(svcStub.namespace, /^is-named-after-the-test-and-is-what-svcStub.url-points-[0-9a-f]{8}$/);
+    // made by the stub from the test's full name (its rule: readable, cut to fit, a random suffix)
+    assert.match(svcStub.namespace, /^a-namespace-per-test-is-[\w.-]*-[0-9a-f]{8}$/);
+    assert.ok(svcStub.namespace.length <= 64, svcStub.namespace);
     assert.equal(svcStub.url, `${svcStub.baseUrl}/ns/${svcStub.namespace}`);
   });
 
@@ -65,10 +68,7 @@ describe("a suite with no tests", () => {
   unused = useSvcStub();
 });
 
-/**
- * A temporary directory of the test's own, removed after it: for a child run's journals, or for
- * a child run that is killed, which cannot remove its stub's log.
- */
+/** A temporary directory of the test's own, removed after it: for a child run's journals. */
 function scratch(t) {
   const directory = mkdtempSync(join(tmpdir(), "svc-stub-test-"));
   t.after(() => rmSync(directory, { recursive: true, force: true }));
@@ -83,52 +83,80 @@ function childEnvironment(changes) {
   return env;
 }
 
-describe("the run", () => {
-  test("a failed test names its journal, written before its namespace went", async (t) => {
+const PACKAGE = fileURLToPath(new URL("../../", import.meta.url));
+const JOURNAL_LINE = /svc-stub journal of this test: (\S+\.html) \(open it in a browser\)/;
+
+/** A child `node --test` run of runs/<files>, in the package's folder, as a user's run would be. */
+const nodeTest = (files, env) =>
+  runChild(process.execPath, ["--test", "--test-reporter=spec", ...files.map((file) => new URL(file, RUNS).pathname)], { cwd: PACKAGE, env });
+
+describe("a failed test's journal", () => {
+  test("is named in its output, and written before its namespace went", async (t) => {
     const journals = scratch(t);
-    const run = await runChild(process.execPath, ["--test", "--test-reporter=spec", new URL("failing.js", RUNS).pathname], {
-      env: childEnvironment({ SVC_STUB_URL: svcStub.baseUrl, SVC_STUB_JOURNAL_DIR: journals }),
-    });
+    const run = await nodeTest(["failing.js"], childEnvironment({ SVC_STUB_URL: svcStub.baseUrl, SVC_STUB_JOURNAL_DIR: journals }));
     assert.equal(run.status, 1, run.output);
-    const named = run.stdout.match(/svc-stub journal of this test: (\S+\.html) \(open it in a browser\)/);
+    const named = run.stdout.match(JOURNAL_LINE);
     assert.ok(named, run.stdout);
-    assert.deepEqual(readdirSync(journals), [named[1].split("/").pop()]); // the passing test left none
-    const page = readFileSync(named[1], "utf8");
-    assert.match(page, /\/v1\/flags\/evaluate/);
+    assert.deepEqual(readdirSync(journals), [basename(named[1])]); // the passing test left none
+    assert.match(readFileSync(named[1], "utf8"), /\/v1\/flags\/evaluate/);
   });
 
-  test("its stub is stopped when the run ends", async () => {
-    const env = childEnvironment({ SVC_STUB_URL: undefined }); // the file starts its own
-    const run = await runChild(process.execPath, ["--test", new URL("hanging.js", RUNS).pathname], { env });
+  test("goes to the system's temporary folder, outside the sources, and keeps the last run's only", async (t) => {
+    const tmp = scratch(t); // the child's os.tmpdir()
+    const env = childEnvironment({ SVC_STUB_URL: svcStub.baseUrl, SVC_STUB_JOURNAL_DIR: undefined, TMPDIR: tmp });
+    const first = (await nodeTest(["failing.js"], env)).stdout.match(JOURNAL_LINE)?.[1];
+    const second = (await nodeTest(["failing.js"], env)).stdout.match(JOURNAL_LINE)?.[1];
+    const project = join(tmp, "svc-stub-journal", "svc-stub"); // the package's name
+    for (const path of [first, second]) assert.ok(path?.startsWith(project + sep), `${path} is not in ${project}`);
+    assert.equal(existsSync(second), true);
+    assert.equal(existsSync(first), false, "the earlier run's journal is pruned once this run writes its own");
+    assert.deepEqual(readdirSync(project), [basename(dirname(second))]); // one run's folder: the last
+    assert.equal(existsSync(join(PACKAGE, "svc-stub-journal")), false, "nothing among the sources");
+  });
+});
+
+describe("one stub for the run", () => {
+  test("the run's files share one stub, and it is gone when the run ends", async () => {
+    const run = await nodeTest(["hanging.js", "shared.js"], childEnvironment({ SVC_STUB_URL: undefined }));
     assert.equal(run.status, 0, run.output);
-    const url = run.stdout.match(/stub at (\S+)/)[1];
-    await assert.rejects(new SvcStub(url).health(), { name: "StubUnreachable" });
+    const urls = [...run.stdout.matchAll(/stub at (\S+)/g)].map((m) => m[1]);
+    assert.equal(urls.length, 2, run.output);
+    assert.equal(urls[0], urls[1], "each file, in a process of its own, attached to the run's one stub");
+    await until(async () => !(await answers(urls[0])), `the stub at ${urls[0]} to stop once the run has ended`);
   });
 
-  test("its stub is stopped when the run is interrupted (Ctrl-C)", async (t) => {
-    const env = childEnvironment({ SVC_STUB_URL: undefined, HANG: "1", TMPDIR: scratch(t) });
+  test("it is gone when the run is interrupted (Ctrl-C)", async () => {
     // its own process group, as a terminal's foreground job is: Ctrl-C signals the whole group
+    const env = childEnvironment({ SVC_STUB_URL: undefined, HANG: "1" });
     const run = spawn(process.execPath, ["--test", new URL("hanging.js", RUNS).pathname], { env, detached: true });
     const [, url] = await printed(run, /stub at (\S+)/);
     assert.equal(await new SvcStub(url).health(), true);
     process.kill(-run.pid, "SIGINT");
     await exitOf(run);
     await until(async () => !(await answers(url)), `the stub at ${url} to stop answering`);
-    assert.equal(await answers(url), false);
   });
-});
 
-test("the run's stub is stopped when the run is killed outright", async (t) => {
-  // the test file run as a script: its process is the one that started the stub
-  const run = spawn(process.execPath, [new URL("hanging.js", RUNS).pathname], {
-    env: childEnvironment({ SVC_STUB_URL: undefined, HANG: "1", TMPDIR: scratch(t) }),
+  test("it is gone when the runner is killed outright, its test files' processes left running", async () => {
+    const env = childEnvironment({ SVC_STUB_URL: undefined, HANG: "1" });
+    const run = spawn(process.execPath, ["--test", new URL("hanging.js", RUNS).pathname], { env, detached: true });
+    try {
+      const [, url] = await printed(run, /stub at (\S+)/);
+      run.kill("SIGKILL"); // `node --test` alone: no hook runs, and the file's process (the stub's caller) lives on
+      await exitOf(run);
+      // the stub follows the run's owner, not the process that asked for it
+      await until(async () => !(await answers(url)), `the stub at ${url} to stop answering`);
+    } finally {
+      process.kill(-run.pid, "SIGKILL"); // the orphaned test file's process
+    }
   });
-  const [, url] = await printed(run, /stub at (\S+)/);
-  run.kill("SIGKILL"); // no hook of its own runs: the stub notices by itself
-  await exitOf(run);
-  // waited for until it has noticed, however long that takes on a busy machine
-  await until(async () => !(await answers(url)), `the stub at ${url} to stop answering`);
-  assert.equal(await answers(url), false);
+
+  test("run as a script, the file's own process is the run: killed, its stub goes too", async () => {
+    const run = spawn(process.execPath, [new URL("hanging.js", RUNS).pathname], { env: childEnvironment({ SVC_STUB_URL: undefined, HANG: "1" }) });
+    const [, url] = await printed(run, /stub at (\S+)/);
+    run.kill("SIGKILL");
+    await exitOf(run);
+    await until(async () => !(await answers(url)), `the stub at ${url} to stop answering`);
+  });
 });
 
 async function answers(url) {

@@ -1,9 +1,15 @@
 // Every way the run's stub can be missing, each one line that says what to do.
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { createServer } from "node:http";
+import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
 
-import { runStub, StubProcess, StubStartError, StubUnreachable, SvcStub, VERSION } from "svc-stub";
+import { runStub, StubStartError, StubUnreachable, SvcStub, VERSION } from "svc-stub";
+
+/** The clone this package is part of: what its messages tell to install. */
+const CLONE = fileURLToPath(new URL("../../../../", import.meta.url)).replace(/\/$/, "");
+const INSTALL = `install it from its clone (python3 -m venv .venv && .venv/bin/pip install ${CLONE}) and set SVC_STUB_BIN=$PWD/.venv/bin/svc-stub, or SVC_STUB_URL to a running stub`;
 
 /** A server on a free loopback port answering every request with `answer`; its URL. */
 async function serving(answer) {
@@ -12,56 +18,78 @@ async function serving(answer) {
   return { url: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((r) => server.close(r)) };
 }
 
-/** Runs `body` with SVC_STUB_URL set to `url`, then puts it back. */
-async function withStubUrl(url, body) {
-  const before = process.env.SVC_STUB_URL;
-  process.env.SVC_STUB_URL = url;
+/** Runs `body` with these variables set (undefined: unset), then puts them back. */
+async function withEnvironment(variables, body) {
+  const before = Object.fromEntries(Object.keys(variables).map((name) => [name, process.env[name]]));
+  const set = (values) => {
+    for (const [name, value] of Object.entries(values)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  };
+  set(variables);
   try {
     return await body();
   } finally {
-    if (before === undefined) delete process.env.SVC_STUB_URL;
-    else process.env.SVC_STUB_URL = before;
+    set(before);
   }
 }
 
-describe("starting a stub", () => {
-  test("no svc-stub to run: how to install it", async () => {
-    await assert.rejects(StubProcess.start({ bin: "/nonexistent/svc-stub" }), {
-      name: "StubStartError",
-      message: "svc-stub: no '/nonexistent/svc-stub' to run; install it (pip install svc-stub) or set SVC_STUB_BIN to its path",
+const withStubUrl = (url, body) => withEnvironment({ SVC_STUB_URL: url }, body);
+
+/**
+ * A stub of this file's own: its process owns it (the run's stub, which the node:test files
+ * share, is owned by `node --test`, and stopping it here would stop it under their feet).
+ */
+const ownStub = (options = {}) => withStubUrl(undefined, () => runStub({ owner: process.pid, ...options }));
+
+describe("the run's stub, from svc-stub shared", () => {
+  test("no svc-stub command: how to install it from the clone this package is in", async () => {
+    await withEnvironment({ SVC_STUB_BIN: undefined, PATH: "/nonexistent" }, async () => {
+      await assert.rejects(ownStub(), {
+        name: "StubStartError",
+        message: `svc-stub: no svc-stub command (SVC_STUB_BIN is not set and none is on PATH); ${INSTALL}`,
+      });
     });
   });
 
-  test("SVC_STUB_BIN names the command when svc-stub is not on PATH", async () => {
-    const before = process.env.SVC_STUB_BIN;
-    process.env.SVC_STUB_BIN = "/nonexistent/bin/svc-stub";
-    try {
-      await assert.rejects(withStubUrl("", () => runStub()), /no '\/nonexistent\/bin\/svc-stub' to run/);
-    } finally {
-      if (before === undefined) delete process.env.SVC_STUB_BIN;
-      else process.env.SVC_STUB_BIN = before;
-    }
+  test("SVC_STUB_BIN naming nothing: said, with how to install it", async () => {
+    await withEnvironment({ SVC_STUB_BIN: "/nonexistent/bin/svc-stub" }, async () => {
+      await assert.rejects(ownStub(), {
+        name: "StubStartError",
+        message: `svc-stub: no svc-stub command (there is none at SVC_STUB_BIN=/nonexistent/bin/svc-stub); ${INSTALL}`,
+      });
+    });
   });
 
-  test("a stub that does not start: its own last log line", async () => {
-    const error = await StubProcess.start({ fixtures: ["/nonexistent/flags.yaml"] }).catch((e) => e);
-    assert.ok(error instanceof StubStartError);
-    assert.equal(error.message, "svc-stub did not start (exit code 2): svc-stub: error: /nonexistent/flags.yaml: no such file");
+  test("a stub that does not start: the command's one line as it said it, with the stub's own last log line", async () => {
+    const args = ["shared", "--owner", String(process.pid), "--", "--fixtures", "/nonexistent/flags.yaml"];
+    const said = await new Promise((resolve) => execFile("svc-stub", args, (error, stdout, stderr) => resolve(stderr.trim())));
+    assert.match(said, /^svc-stub: error: .*\/nonexistent\/flags\.yaml: no such file$/);
+    const error = await ownStub({ fixtures: ["/nonexistent/flags.yaml"] }).catch((e) => e);
+    assert.ok(error instanceof StubStartError, String(error));
+    assert.equal(error.message, said);
   });
 
-  test("a started stub serves, and is gone once stopped", async () => {
-    const stub = await StubProcess.start();
-    assert.match(stub.url, /^http:\/\/127\.0\.0\.1:\d+$/);
-    assert.equal(await new SvcStub(stub.url).health(), true);
-    assert.equal(await stub.stop(), 0);
-    await assert.rejects(new SvcStub(stub.url).health(), StubUnreachable);
+  test("the same owner and options: the same stub; --stop stops it", async () => {
+    const first = await ownStub({ args: ["--api-key", "k-errors"] });
+    const again = await ownStub({ args: ["--api-key", "k-errors"] });
+    const other = await ownStub({ args: ["--api-key", "k-other"] });
+    assert.match(first.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.equal(again.url, first.url);
+    assert.notEqual(other.url, first.url); // two option sets, two stubs
+    assert.equal(await new SvcStub(first.url).health(), true);
+    await first.stop();
+    await assert.rejects(new SvcStub(first.url).health(), StubUnreachable);
+    assert.equal(await new SvcStub(other.url).health(), true);
+    await other.stop();
   });
 });
 
 describe("SVC_STUB_URL", () => {
   let running;
   before(async () => {
-    running = await StubProcess.start();
+    running = await ownStub();
   });
   after(() => running.stop());
 
@@ -103,7 +131,9 @@ describe("SVC_STUB_URL", () => {
     });
     try {
       await assert.rejects(withStubUrl(old.url, () => runStub()), {
-        message: `svc-stub: SVC_STUB_URL=${old.url} is svc-stub 0.0.9, older than this helper (${VERSION}); upgrade it (pip install -U svc-stub)`,
+        message:
+          `svc-stub: SVC_STUB_URL=${old.url} is svc-stub 0.0.9, older than this helper (${VERSION}); ` +
+          `start a newer one there (from its clone: .venv/bin/pip install --upgrade ${CLONE})`,
       });
     } finally {
       await old.close();
@@ -120,7 +150,10 @@ describe("SVC_STUB_URL", () => {
     });
   });
 
-  test("a namespace name the stub would refuse is refused before anything is sent", () => {
-    assert.throws(() => new SvcStub(running.url, { namespace: "no spaces" }), /namespace: 'no spaces' is not a namespace name/);
+  test("a namespace name the stub refuses: its own words, naming its rule", async () => {
+    await assert.rejects(new SvcStub(running.url).createNamespace("no spaces"), {
+      name: "StubError",
+      message: /^400 INVALID_NAMESPACE: name: 'no spaces' is not a namespace name \(1 to 64 of/,
+    });
   });
 });

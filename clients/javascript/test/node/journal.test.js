@@ -1,4 +1,5 @@
-// What was sent, waited for with the stub's long-poll and asserted, through real requests.
+// What was sent, waited for with the stub's long-poll and checked by the stub, through real
+// requests; each recorded request's body one call away; an address where nothing listens.
 import assert, { AssertionError } from "node:assert/strict";
 import { describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -6,6 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { WaitTimeout } from "svc-stub";
 import { useSvcStub } from "svc-stub/node-test";
 
+import { until } from "../child-run.js";
 import { capture, evaluate, valueOf, WAIT_HANG_GUARD_MS } from "../support.js";
 
 const svcStub = useSvcStub();
@@ -44,14 +46,20 @@ describe("waits", () => {
   });
 });
 
-describe("assertions read well when they fail", () => {
+describe("the stub's checks, failing in the stub's own words", () => {
   test("assertExposure passes on the exposure sent, and lists the exposures when it fails", async () => {
     await capture(svcStub.url, [EXPOSURE]);
     await svcStub.waitForSvcEvents(1, { timeoutMs: WAIT_HANG_GUARD_MS });
     await svcStub.assertExposure("checkout-v2", "user-1", { variant: "treatment-b" });
     const error = await svcStub.assertExposure("checkout-v2", "user-2").catch((e) => e);
     assert.ok(error instanceof AssertionError);
-    assert.match(error.message, /^no exposure of checkout-v2 for user-2; exposures recorded:\n\[/);
+    assert.equal(error.message, "no exposure of checkout-v2 for user-2; exposures recorded:\n  checkout-v2 for user-1: variant treatment-b");
+  });
+
+  test("assertExposure waits, with timeoutMs, for an exposure sent after it began", async () => {
+    const later = sleep(300).then(() => capture(svcStub.url, [EXPOSURE]));
+    await svcStub.assertExposure("checkout-v2", "user-1", { timeoutMs: WAIT_HANG_GUARD_MS });
+    assert.equal(await later, 200);
   });
 
   test("assertNoRequest lists the requests it did not expect", async () => {
@@ -59,17 +67,18 @@ describe("assertions read well when they fail", () => {
     await capture(svcStub.url, [EXPOSURE]);
     await assert.rejects(svcStub.assertNoRequest("capture"), {
       name: "AssertionError",
-      message: /^expected no request to capture, got 1:\n  #\d+ POST \/v1\/capture -> 200$/,
+      message: /^expected no request to route 'capture', got 1:\n  #\d+ POST \/v1\/capture -> 200$/,
     });
   });
 
-  test("assertNoRetryBeforeRetryAfter catches a client that came back early", async () => {
+  test("assertNoRetryBeforeRetryAfter catches a client that came back early, on one route or any", async () => {
     await svcStub.arm("429", { applyTo: "evaluate", ttlRequests: 1, retryAfter: 2 });
     await evaluate(svcStub.url);
     await evaluate(svcStub.url); // at once: two seconds early
-    await assert.rejects(svcStub.assertNoRetryBeforeRetryAfter("evaluate"), {
-      message: /^retried evaluate before Retry-After allowed:\n  #\d+ came \d+ ms after #\d+ was answered 429 with Retry-After: 2$/,
-    });
+    const early = /^retried 'evaluate' before Retry-After allowed:\n  #\d+ came \d+ ms after #\d+ was answered 429 with Retry-After: 2$/;
+    await assert.rejects(svcStub.assertNoRetryBeforeRetryAfter("evaluate"), { name: "AssertionError", message: early });
+    await assert.rejects(svcStub.assertNoRetryBeforeRetryAfter(), { name: "AssertionError", message: early });
+    await svcStub.assertNoRetryBeforeRetryAfter("capture");
     assert.equal((await svcStub.gapsMs("evaluate")).length, 1);
   });
 
@@ -86,14 +95,47 @@ describe("assertions read well when they fail", () => {
 });
 
 describe("the journal in full", () => {
-  test("a request in full has its body, its answer and a curl line", async () => {
+  test("a recorded body read as JSON in one call, and as text", async () => {
+    await capture(svcStub.url, [EXPOSURE]);
+    const [sent] = await svcStub.requests("capture");
+    assert.deepEqual(sent.json(), { events: [EXPOSURE] });
+    assert.equal(sent.text(), JSON.stringify({ events: [EXPOSURE] }));
+    assert.deepEqual((await svcStub.request(sent.seq)).json(), { events: [EXPOSURE] }); // one request, the same
+  });
+
+  test("each listed request has its answer and a curl line; the readers stay out of its data", async () => {
     await evaluate(svcStub.url);
     const [listed] = await svcStub.requests("evaluate");
-    const full = await svcStub.request(listed.seq);
-    assert.deepEqual(JSON.parse(full.body.text), { targetingKey: "user-1", flagKeys: ["checkout-v2"] });
-    assert.equal(full.answer.status, 200);
-    assert.match(full.curl, /curl/);
-    assert.equal(full.headers.authorization, "Bearer project-api-key_[redacted]");
+    assert.equal(listed.answer.status, 200);
+    assert.match(listed.curl, /curl/);
+    assert.equal(listed.headers.authorization, "Bearer project-api-key_[redacted]");
+    assert.deepEqual(Object.keys(listed).filter((key) => key === "text" || key === "json"), []);
+    assert.equal(JSON.parse(JSON.stringify(listed)).body.text, listed.text());
+  });
+
+  test("no body: text() is empty, and json() says which request sent none", async () => {
+    await fetch(`${svcStub.url}/v1/flags/evaluate`, { method: "POST", headers: { Authorization: "Bearer project-api-key_js" } });
+    const [empty] = await svcStub.requests("evaluate");
+    assert.equal(empty.text(), "");
+    assert.throws(() => empty.json(), { name: "TypeError", message: `#${empty.seq} POST /v1/flags/evaluate sent no body to read as JSON` });
+  });
+
+  test("requests are listed as they arrived: one held by a delay before a quick one that ended first", async () => {
+    await svcStub.arm("delay", { applyTo: "evaluate", ttlRequests: 1, delayMs: 60_000 });
+    const leave = new AbortController();
+    const held = evaluate(svcStub.url, { flagKeys: ["held"], signal: leave.signal });
+    // the delay has taken the first request once it is no longer armed (it was armed for one)
+    await until(async () => (await svcStub.armed()).length === 0, "the delay to hold the first request");
+    assert.equal((await evaluate(svcStub.url, { flagKeys: ["quick"] })).status, 200); // answered, and ended, first
+    leave.abort(); // the held request ends now, its client gone
+    await held;
+    const listed = await svcStub.waitForRequests(2, { route: "evaluate", timeoutMs: WAIT_HANG_GUARD_MS });
+    assert.deepEqual(
+      listed.map((r) => [r.fault?.mode ?? null, r.status]),
+      [["delay", null], [null, 200]],
+    );
+    assert.ok(listed[0].seq < listed[1].seq, `#${listed[0].seq} is listed before #${listed[1].seq}`);
+    assert.deepEqual(listed[1].json().flagKeys, ["quick"]);
   });
 
   test("the snapshot is the namespace's inspector page", async () => {
@@ -106,6 +148,17 @@ describe("the journal in full", () => {
   test("recorded() has every list and what was dropped", async () => {
     const recorded = await svcStub.recorded();
     assert.deepEqual(recorded, { events: [], svcEvents: [], targets: [], dropped: { events: 0, svcEvents: 0, targets: 0 } });
+  });
+});
+
+describe("an address where nothing listens", () => {
+  test("offlineUrl: a real client's request there is refused at once", async () => {
+    const offline = await svcStub.offlineUrl();
+    assert.match(offline, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.notEqual(offline, svcStub.baseUrl);
+    const refused = await evaluate(offline);
+    assert.ok(refused.error, `a client got an answer there: ${refused.status}`);
+    if (!process.versions.bun && !process.versions.deno) assert.equal(refused.error.cause?.code, "ECONNREFUSED");
   });
 });
 

@@ -50,3 +50,10 @@ test("two 503s in a row: the page retries once only, then shows control", async 
   expect((await svcStub.requests("evaluate")).map((r) => r.status)).toEqual([503, 503]);
   await svcStub.assertNoRetryBeforeRetryAfter("evaluate");
 });
+
+test("the stub's offline address: the page's call is refused at once, and it shows control", async ({ page, appUrl, svcStub }) => {
+  const offline = await svcStub.offlineUrl();
+  await page.goto(checkoutUrl(appUrl, offline));
+  await expect(page.locator("#checkout")).toHaveText("control");
+  expect(await svcStub.requests()).toEqual([]); // nothing reached the stub
+});

@@ -11,6 +11,7 @@ test("the page on another origin reads its flag through the test's namespace", a
   expect(evaluates[0].headers.origin).toBe(new URL(appUrl).origin);
   expect(evaluates[0].headers.origin).not.toBe(new URL(svcStub.baseUrl).origin); // cross-origin, as in production
   expect(evaluates[0].headers.authorization).toBe("Bearer svc_public_[redacted]");
+  expect(evaluates[0].json()).toEqual({ targetingKey: "user-1", flagKeys: ["checkout-v2"] }); // what the page sent
 });
 
 test("the browser's preflight is listed as such, and only when asked for", async ({ page, appUrl, svcStub }) => {

@@ -1,9 +1,9 @@
-// A failed test carries its namespace's journal: a child Playwright run of a test that fails on
-// purpose (failing/), on this run's stub, and what its failures leave behind.
+// A failed test carries its namespace's journal, in its own output folder: a child Playwright run
+// of a test that fails on purpose (failing/), on this run's stub, and what its failures leave behind.
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stripVTControlCharacters } from "node:util";
 
@@ -36,7 +36,7 @@ test.describe("a failed test's journal", () => {
   test.describe.configure({ mode: "default" }); // one worker, in order: one child run for all
 
   let scratch;
-  let run; // the child run: { status, output, journals: { name: html } }
+  let run; // the child run: { status, output, journals: { path: html } }
 
   test.beforeAll(async ({ svcStubUrl }) => {
     // The child run is waited for to its exit, with no time limit but runChild's hang guard (it
@@ -44,16 +44,15 @@ test.describe("a failed test's journal", () => {
     // longer than that guard, so neither it nor the runner's 30 s default cuts the child short.
     test.setTimeout(CHILD_TEST_TIMEOUT_MS);
     scratch = mkdtempSync(join(tmpdir(), "svc-stub-pw-journal-"));
-    const journalDir = join(scratch, "journal");
     const child = await runChild(process.execPath, [CLI, "test", "--config", FAILING_CONFIG, "--output", join(scratch, "results")], {
       cwd: PACKAGE,
-      env: childEnv({ SVC_STUB_URL: svcStubUrl, SVC_STUB_JOURNAL_DIR: journalDir }),
+      env: childEnv({ SVC_STUB_URL: svcStubUrl, SVC_STUB_JOURNAL_DIR: undefined }),
     });
-    const files = existsSync(journalDir) ? readdirSync(journalDir).sort() : [];
+    const files = readdirSync(scratch, { recursive: true }).filter((path) => path.endsWith(".html")).sort();
     run = {
       status: child.status,
       output: stripVTControlCharacters(child.output),
-      journals: Object.fromEntries(files.map((name) => [name, readFileSync(join(journalDir, name), "utf8")])),
+      journals: Object.fromEntries(files.map((path) => [path, readFileSync(join(scratch, path), "utf8")])),
     };
   });
 
@@ -68,24 +67,21 @@ test.describe("a failed test's journal", () => {
 
     const shown = [...run.output.matchAll(/attachment #\d+: svc-stub journal \(text\/html\)[^\n]*\n\s*(\S+\.html)\s*\n/g)];
     expect(shown, run.output).toHaveLength(4); // two projects, a first attempt and a retry each
-    // Playwright attached a copy of each journal file: each attempt's own, none twice.
-    const attached = shown.map(([, path]) => namespaceOf(readFileSync(resolve(PACKAGE, path), "utf8")));
-    expect(attached.sort()).toEqual(Object.values(run.journals).map(namespaceOf).sort());
+    const attached = shown.map(([, path]) => relative(scratch, resolve(PACKAGE, path))).sort();
+    expect(attached).toEqual(Object.keys(run.journals));
   });
 
-  test("each failed attempt keeps a journal of its own, per project and per retry; a passed test none", () => {
-    const stem = "journal-kept.fails.js_the_page_read_its_flag_then_the_test_failed";
-    const names = Object.keys(run.journals);
-    expect(names, run.output).toHaveLength(4);
-    for (const name of names) expect(name).toMatch(/-[0-9a-f]{8}\.html$/);
-    expect(names.map((name) => name.replace(/-[0-9a-f]{8}\.html$/, ""))).toEqual([
-      `first_${stem}`,
-      `first_${stem}_retry_1`,
-      `second_${stem}`,
-      `second_${stem}_retry_1`,
-    ]);
+  test("each failed attempt's journal is in that attempt's output folder, and nowhere else", () => {
+    const paths = Object.keys(run.journals);
+    expect(paths, run.output).toHaveLength(4);
+    for (const path of paths) expect(path).toMatch(/^results\/[^/]+\/attachments\/svc-stub-journal-[0-9a-f]+\.html$/);
+    const attempts = paths.map((path) => path.split(sep)[1]);
+    expect(new Set(attempts).size).toBe(4); // one per project and retry
+    expect(attempts.filter((folder) => folder.endsWith("-retry1"))).toHaveLength(2);
     // four attempts, four namespaces: no journal is another attempt's
     expect(new Set(Object.values(run.journals).map(namespaceOf)).size).toBe(4);
+    // never among the project's sources
+    expect(existsSync(join(PACKAGE, "svc-stub-journal"))).toBe(false);
   });
 
   test("a journal is the inspector page of the failed test's namespace, listing the evaluate its page made", () => {

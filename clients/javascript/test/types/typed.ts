@@ -13,6 +13,14 @@ export async function typed(svcStub: SvcStub): Promise<void> {
   await svcStub.withFault("reset", { applyTo: "flags" }, async (armed) => armed.id);
   await svcStub.requests("projects.create");
   faultHeaders("slow_body", { delayMs: 10 });
+  const [sent] = await svcStub.requests("capture");
+  const body: { events: unknown[] } | undefined = sent?.json<{ events: unknown[] }>();
+  const text: string | undefined = sent?.text();
+  const offline: string = await svcStub.offlineUrl();
+  const named: SvcStub = await svcStub.createNamespace({ test: "checkout > falls back" }, { keys: ["phc_k"] });
+  await svcStub.assertNoRetryBeforeRetryAfter();
+  await svcStub.assertExposure("checkout-v2", "user-1", { variant: "b", timeoutMs: 1000 });
+  void [body, text, offline, named];
 
   // @ts-expect-error: no such mode
   await svcStub.arm("500s");
@@ -26,6 +34,10 @@ export async function typed(svcStub: SvcStub): Promise<void> {
   await svcStub.requests("evaluation");
   // @ts-expect-error: no such step
   await svcStub.arm({ sequence: ["boom"] });
+  // @ts-expect-error: no request to which route?
+  await svcStub.assertNoRequest();
+  // @ts-expect-error: a test's name, or a name
+  await svcStub.createNamespace({ name: "x" });
 }
 
 vitestTest("vitest", async ({ svcStub }) => {
