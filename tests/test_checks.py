@@ -240,3 +240,27 @@ class TestNamedAfterATest:
         assert names[0] != names[1]
         answer = await client.post(f"/ns/{names[0]}{EVALUATE}", json=ASK, headers=AUTH)
         assert answer.status == 200
+
+
+class TestRouteNames:
+    @pytest.mark.parametrize(
+        "path",
+        [
+            "/_test/requests?route=evalute",
+            "/_test/checks/no-request?route=evalute",
+            "/_test/checks/retry-after?route=evalute",
+        ],
+    )
+    async def test_a_misspelt_route_is_a_400_not_an_empty_list(
+        self, client: Client, path: str
+    ) -> None:
+        status, message = await refusal(client, path)
+        assert status == 400
+        assert message.startswith("route: no route 'evalute' (the routes: evaluate, capture,")
+
+    @pytest.mark.parametrize("route", ["evaluate", "projects", "projects.create", "preflight"])
+    async def test_a_route_a_resource_or_preflight_is_taken(
+        self, client: Client, route: str
+    ) -> None:
+        answer = await client.get(f"/_test/requests?route={route}")
+        assert answer.status == 200

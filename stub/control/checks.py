@@ -17,7 +17,7 @@ from aiohttp import web
 
 from stub.control import redaction
 from stub.control.journal import retry_after_of
-from stub.control.routes import is_route, wait
+from stub.control.routes import is_route, route_query, wait
 from stub.cors import PREFLIGHT
 from stub.state import Json, RequestRecord, StubState, state_of
 from stub.wire import ApiError, invalid_body, json_response
@@ -45,7 +45,7 @@ async def check(request: web.Request) -> web.Response:
 async def no_early_retry(request: web.Request) -> Verdict:
     """No request came back sooner after an answer carrying `Retry-After` than it asked, to
     `?route=` (each route on its own when none is named)."""
-    route = request.query.get("route")
+    route = route_query(request)
     requests = _arrived(state_of(request), route)
     early = []
     carried = sum(retry_after_of(r) is not None for r in requests)
@@ -73,7 +73,7 @@ async def no_early_retry(request: web.Request) -> Verdict:
 
 async def no_request(request: web.Request) -> Verdict:
     """Nothing was sent to `?route=`, or without one, to any route (a client kept offline)."""
-    route = request.query.get("route") or None
+    route = route_query(request)
     sent = _arrived(state_of(request), route)
     to = "" if route is None else f" to route {route!r}"
     if sent:

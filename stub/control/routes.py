@@ -14,6 +14,7 @@ from yarl import URL
 from stub.control.journal import entry, in_full, rendered_in_turns
 from stub.control.redaction import known_secrets
 from stub.cors import PREFLIGHT
+from stub.faults.arming import SELECTORS
 from stub.fixtures import FixtureSet, built_off_loop, parse_fixture_document, parse_yaml
 from stub.keys import parse_limits
 from stub.management.seed import ManagementSeed, parse_management
@@ -115,7 +116,7 @@ async def requests(request: web.Request) -> web.Response:
     for it (preflights listed, never counted), `?bodies=true` gives each in full (body,
     answer, curl)."""
     log = state_of(request).requests
-    route = request.query.get("route")
+    route = route_query(request)
     minimum = query_int(request, "min") or 0
     bodies = query_flag(request, "bodies")  # a bad value is a 400 before any wait
     in_arrival_order = _order(request) == "arrival"
@@ -173,6 +174,16 @@ def _in_full(request: web.Request) -> Callable[[RequestRecord], dict[str, Any]]:
     return functools.partial(
         in_full, origin=namespaces.started, base_url=base_url(request), known=known
     )
+
+
+def route_query(request: web.Request) -> str | None:
+    """`?route=`: a route's name (`evaluate`, `projects.create`), a resource's (`projects`:
+    its routes), or `preflight`; a typo is a 400, not an empty list that passes a check."""
+    route = request.query.get("route") or None
+    if route is not None and route != PREFLIGHT and route.split(".")[0] not in SELECTORS:
+        known = ", ".join((*SELECTORS, PREFLIGHT))
+        raise invalid_body(f"route: no route {route!r} (the routes: {known}, or one of theirs)")
+    return route
 
 
 def is_route(name: str | None, wanted: str) -> bool:
