@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import urllib.parse
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
@@ -38,9 +39,11 @@ from stub.namespaces import (
     is_name,
 )
 from stub.routes import management, posthog, runtime
-from stub.upstream.proxy import Forwarding, forwarding, upstream_session
 from stub.watch import watching
 from stub.wire import ApiError, request_value
+
+if TYPE_CHECKING:
+    from stub.upstream.proxy import Forwarding
 
 _MANAGEMENT = Plane(
     management.routes,
@@ -112,6 +115,8 @@ def _forwarding(app: web.Application, config: StubConfig) -> Forwarding | None:
     """In proxy mode, the forwarder every client route answers with, and its session."""
     if config.upstream is None:
         return None
+    from stub.upstream.proxy import forwarding, upstream_session  # proxy mode only
+
     app.cleanup_ctx.append(upstream_session(config.upstream))
     return forwarding(config.upstream, config.control_token, config.max_upstream_in_flight_bytes)
 

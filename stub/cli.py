@@ -35,7 +35,6 @@ from stub.control.access import BadSetting, host_setting, origin_setting
 from stub.http.listener import ListenError, serve
 from stub.process import is_running, ready_line
 from stub.rate_limit import is_rate
-from stub.upstream.transport import UpstreamError, tls_context, upstream_of
 from stub.validation import FixtureError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -347,6 +346,8 @@ def _upstream(raw: str | None, ca_bundle: Path | None, allow_insecure: bool) -> 
         if ca_bundle is not None or allow_insecure:
             raise ConfigError("--upstream-ca-bundle and --allow-insecure-upstream need --upstream")
         return None
+    from stub.upstream.transport import UpstreamError, tls_context, upstream_of  # proxy mode
+
     try:
         upstream = upstream_of(raw, allow_insecure=allow_insecure, ca_bundle=ca_bundle)
         tls_context(upstream)

@@ -26,12 +26,18 @@ BENCH = Path(__file__).resolve().parents[1]
 CHECKOUT = BENCH.parent
 SERVER_CPU, LOAD_CPU = "0", "1"
 """The server on one CPU and whatever loads it on the other, so neither takes the other's."""
+ANY_PORT = ["--port", "0"]
 SERVERS = {
-    "svc-stub": [sys.executable, "-m", "stub", "--port", "0"],
-    "bare aiohttp": [sys.executable, str(BENCH / "baseline.py")],
-    "aiohttp ceiling": [sys.executable, str(BENCH / "baseline.py"), "--fixed"],
+    "svc-stub": [sys.executable, "-m", "stub", *ANY_PORT],
+    "bare aiohttp": [sys.executable, "-m", "bench.baseline"],
+    "aiohttp ceiling": [sys.executable, "-m", "bench.baseline", "--fixed"],
 }
-"""Every server by name: each prints svc-stub's ready line once its port is bound."""
+"""Every server by name: each prints svc-stub's ready line once its port is bound. The baseline
+runs as a module, as svc-stub does, so that its bytecode is cached too (a script is compiled
+anew on every start: 2.7 ms)."""
+COMMAND = Path(sys.executable).with_name("svc-stub")
+"""The `svc-stub` command of this interpreter's environment: svc-stub as a test runner starts
+it (`started(..., command=True)`), rather than `python -m stub`."""
 
 
 @dataclass
@@ -51,6 +57,13 @@ class Server:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     @property
+    def ran_s(self) -> float:
+        """CPU time so far, every thread's, to the nanosecond (the scheduler's own count):
+        `cpu_s` counts clock ticks of 10 ms, too coarse for a start-up."""
+        tasks = Path(f"/proc/{self.process.pid}/task").iterdir()
+        return sum(int((task / "schedstat").read_text().split()[0]) for task in tasks) / 1e9
+
+    @property
     def rss_mb(self) -> float:
         status = Path(f"/proc/{self.process.pid}/status").read_text()
         match = re.search(r"VmRSS:\s+(\d+) kB", status)
@@ -59,15 +72,26 @@ class Server:
 
 @contextmanager
 def started(
-    name: str, *options: str, tree: Path | None = None, label: str | None = None
+    name: str,
+    *options: str,
+    tree: Path | None = None,
+    label: str | None = None,
+    command: bool = False,
 ) -> Iterator[Server]:
     """The server `name` (see SERVERS) with `options`, healthy, stopped by PID on leaving.
     `tree`: a worktree of another commit (see `worktree`) whose svc-stub runs instead of this
-    checkout's, named `svc-stub @ <commit>`. `label`: the name its figures print under."""
+    checkout's, named `svc-stub @ <commit>`. `label`: the name its figures print under.
+    `command`: svc-stub started by its `svc-stub` command (COMMAND), from `tree` too."""
     began = time.perf_counter()
-    command, cwd, env = launch(name, tree)
+    command_line, cwd, env = launch(name, tree)
+    if command:
+        if name != "svc-stub":
+            raise ValueError(f"only svc-stub has a command, not {name}")
+        if not COMMAND.exists():
+            raise RuntimeError(f"no {COMMAND}: install this checkout (pip install -e .)")
+        command_line = [str(COMMAND), *ANY_PORT]
     process = subprocess.Popen(
-        ["taskset", "-c", SERVER_CPU, *command, *options],
+        ["taskset", "-c", SERVER_CPU, *command_line, *options],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

@@ -12,6 +12,10 @@ off, with one warning line: every request then takes its route, slower, never wr
 the parts the handler itself needs, connections get aiohttp's own handler (text/plain for what
 it cannot parse). Without the request factory, namespace prefixes cannot work: the stub does
 not start, and says why.
+
+The `svc-stub` command imports aiohttp's server side without its client side (`defer_client`,
+stub/http/client_side.py): on a release the suite did not run on, the check runs the package's
+`__init__` before the stub serves, as a plain `import aiohttp` would have.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from aiohttp.http import HttpRequestParser
 from aiohttp.http_parser import RawRequestMessage
 from aiohttp.web_protocol import RequestHandler, RequestPayloadError
 
+from stub.http.client_side import complete_package
 from stub.http.lane import ANSWERED_DIRECTLY, MAY_BE_DIRECT, DirectLane
 from stub.http.target import prefix_aware
 from stub.namespaces import NAMESPACES
@@ -40,7 +45,8 @@ _QUOTED = re.compile(r":\s*(?:b'|b\"|bytearray\(|\n)")
 
 TESTED = ((3, 14, 4), (3, 14, 5))
 """The aiohttp releases the direct lane was tested on, lowest and highest (CI runs both):
-3.14.0 has no `message_consumed` on its parser, 3.14.1 to 3.14.3 no `_buffer_paused`."""
+3.14.0 has no `message_consumed` on its parser, 3.14.1 to 3.14.3 no `_buffer_paused`. On any
+other, the command's deferred client side (client_side.py) is imported before it serves."""
 HANDLER_NEEDS = ("_current_request", "_messages")
 """What `ConnectionHandler` reads on every connection (a body that does not decode)."""
 LANE_NEEDS = (
@@ -79,6 +85,8 @@ def door() -> Door:
     missing += [name for name in LANE_NEEDS if not hasattr(RequestHandler, name)]
     missing += [f"parser.{name}" for name in PARSER_NEEDS if not hasattr(HttpRequestParser, name)]
     tested = TESTED[0] <= _release(version) <= TESTED[1]
+    if not tested:  # its server side may need what its `__init__` does: run it now
+        complete_package()
     problem = None
     if missing or not tested:
         low, high = (".".join(map(str, release)) for release in TESTED)

@@ -20,10 +20,10 @@ import asyncio
 import time
 from collections.abc import Mapping
 
-from aiohttp import HttpVersion11, hdrs, web
+from aiohttp import hdrs, web
 from aiohttp.base_protocol import BaseProtocol
 from aiohttp.helpers import rfc822_formatted_time
-from aiohttp.http import SERVER_SOFTWARE
+from aiohttp.http import SERVER_SOFTWARE, HttpVersion11
 from aiohttp.http_parser import RawRequestMessage
 from aiohttp.streams import StreamReader
 

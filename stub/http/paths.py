@@ -5,7 +5,6 @@ path serves."""
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -84,6 +83,8 @@ class Paths:
         """The served route a mistyped path most resembles (`POST /v1/flags/evaluate` for
         `/v1/flag/evaluate`): one of as many segments, all alike but one, and that one close
         (a template's placeholders take any segment); None when none is."""
+        import difflib  # on a 404 only: a start that never meets one does not import it
+
         asked = path.split("/")
         best, score = None, SUGGESTION_CUTOFF
         for template in self._methods:

@@ -14,7 +14,8 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from aiohttp import HttpVersion11, web
+from aiohttp import web
+from aiohttp.http import HttpVersion11
 from aiohttp.typedefs import Handler
 
 from stub.cors import ORIGIN, PREFLIGHT, allow_any_origin

@@ -5,7 +5,6 @@ the forwarder (proxy mode), so a route cannot be served one way and proxied anot
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, Protocol
 
 from aiohttp import web
@@ -43,8 +42,7 @@ TOKEN_KEY = KeySource("token", "send the project key as the 'token' query parame
 SECRET_KEY = KeySource("header", "send the secret key as 'Authorization: Bearer <key>'")
 
 
-@dataclass(frozen=True, slots=True)
-class Records:
+class Records(NamedTuple):
     """What an accepted request leaves in its namespace besides itself: the objects of one
     body member (`member`), or the body itself (None), kept in the log `log` picks."""
 
@@ -63,8 +61,7 @@ DirectAnswer = Callable[[StubState, bytes], Direct]
 """How a route answers a plain request directly (see `RouteDeclaration.direct`)."""
 
 
-@dataclass(frozen=True, slots=True)
-class RouteDeclaration:
+class RouteDeclaration(NamedTuple):
     """One client route, as its handler serves it, the forwarder relays it and the direct lane
     (lane.py) answers it."""
 
@@ -83,13 +80,12 @@ class RouteDeclaration:
     the handler answers it. Only a runtime route keyed by its headers (the lane admits its key
     as the runtime plane's)."""
 
-    def __post_init__(self) -> None:
-        if self.direct is not None and (self.key is not HEADER_KEY or self.also):
-            raise ValueError(f"{self.name}: only a route keyed by its headers is answered directly")
-
     @property
     def route(self) -> dict[str, Any]:
-        """The keywords of its `RouteTableDef` entry: `@routes.post(path, **CAPTURE.route)`."""
+        """The keywords of its `RouteTableDef` entry: `@routes.post(path, **CAPTURE.route)`;
+        ValueError for a direct answer on a route not keyed by its headers."""
+        if self.direct is not None and (self.key is not HEADER_KEY or self.also):
+            raise ValueError(f"{self.name}: only a route keyed by its headers is answered directly")
         return {"name": self.name, DECLARED: self}
 
     def keep(self, state: StubState, body: dict[str, Any]) -> list[Json]:

@@ -16,7 +16,6 @@ from aiohttp import web
 from stub.control.journal import entry, in_full, rendered_in_turns
 from stub.control.redaction import KnownSecrets, known_secrets
 from stub.faults.modes import FaultMode
-from stub.inspector.view import Cursor, view
 from stub.namespaces import NAMESPACES, Namespaces, base_url, name_of
 from stub.packaged import PackagedFile
 from stub.state import StubState, state_of
@@ -63,6 +62,8 @@ async def page(request: web.Request) -> web.Response:
 async def feed(request: web.Request) -> web.Response:
     """What changed since the page's `since` cursor; with `waitMs`, waits for a change first
     (a long-poll: nothing is sent, and nothing costs, while nothing happens)."""
+    from stub.inspector.view import Cursor, view  # once a page is open: a start never pays
+
     state = state_of(request)
     since = Cursor.parse(request.query.get("since", ""))
     wait_ms = query_int(request, "waitMs", maximum=MAX_WAIT_MS)
@@ -107,6 +108,8 @@ def _snapshot_view(
     namespaces: Namespaces, state: StubState, name: str, base: str, known: KnownSecrets
 ) -> dict[str, Any]:
     """Everything the namespace keeps, its requests still as recorded (rendered after)."""
+    from stub.inspector.view import view
+
     shown = view(state, namespaces, name, None, lambda record: record, known, everything=True)
     return _with_context(shown, namespaces, base) | {"snapshotAt": round(time.time() * 1000)}
 
