@@ -29,3 +29,10 @@ class PackagedFile:
     @functools.cached_property
     def text(self) -> str:
         return self.data.decode("utf-8")
+
+
+def install_source() -> str:
+    """What `pip install` takes to install svc-stub here: the clone this one runs from, if it
+    runs from one (svc-stub is on no package index yet)."""
+    clone = Path(__file__).resolve().parents[1]
+    return str(clone) if (clone / "pyproject.toml").is_file() else "path/to/svc-stub"

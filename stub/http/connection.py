@@ -38,6 +38,7 @@ from stub.http.client_side import complete_package
 from stub.http.lane import ANSWERED_DIRECTLY, MAY_BE_DIRECT, DirectLane
 from stub.http.target import prefix_aware
 from stub.namespaces import NAMESPACES
+from stub.packaged import install_source
 from stub.wire import JSON
 
 log = logging.getLogger("stub")
@@ -119,7 +120,7 @@ def install_prefix_aware_factory(app: web.Application) -> None:
     if factory is None:
         raise RuntimeError(
             f"aiohttp {aiohttp.__version__} has no Application.{REQUEST_FACTORY}, which namespace "
-            "prefixes need: install the aiohttp svc-stub declares (pip install svc-stub)"
+            f"prefixes need: install the aiohttp svc-stub declares (pip install {install_source()})"
         )
     object.__setattr__(app, REQUEST_FACTORY, prefix_aware(factory))
 

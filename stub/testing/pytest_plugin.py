@@ -21,6 +21,7 @@ import pytest
 
 import svc_stub_pytest
 from stub.client import AsyncStubClient, StubClient, StubError
+from stub.packaged import install_source
 from stub.process import StubProcess
 from stub.testing import shared
 from svc_stub_pytest import FIXTURES_INI, JOURNAL_OPTION, MARKER, NAMESPACES_INI
@@ -193,7 +194,7 @@ except ImportError:  # the in-process fixture needs pytest-aiohttp (and so pytes
         """Stands in for the real one, to say what to install."""
         pytest.fail(
             f"svc_stub_in_process needs pytest-aiohttp: pip install "
-            f"'{shared.install_source()}[in-process]' (or pytest-aiohttp)",
+            f"'{install_source()}[in-process]' (or pytest-aiohttp)",
             pytrace=False,
         )
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stub import __version__
+from stub.packaged import install_source
 from stub.process import PYTHON_M, START_TIMEOUT_S, is_running, ready_line, url_of
 
 USAGE = """\
@@ -213,13 +214,6 @@ def _numbers(version: str) -> tuple[int, ...]:
         return tuple(int(part) for part in version.split("+")[0].split("-")[0].split("."))
     except ValueError:
         raise SharedError(f"--require {version}: expected a version like 0.1.0") from None
-
-
-def install_source() -> str:
-    """What `pip install` takes to install svc-stub here: the clone this one runs from, if
-    it runs from one (svc-stub is on no package index yet)."""
-    clone = Path(__file__).resolve().parents[2]
-    return str(clone) if (clone / "pyproject.toml").is_file() else "path/to/svc-stub"
 
 
 def run_directory(asked: Asked) -> Path:
