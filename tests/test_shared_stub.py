@@ -428,3 +428,31 @@ class TestAbandonedUploads:
         assert post(live_stub.url + "/v1/capture", json.dumps(CAPTURE).encode(), AUTH)[0] == 200
         (recorded,) = StubClient(live_stub.url).requests()
         assert (recorded.status, recorded.client_gone) == (200, False)
+
+
+class TestAClientThatLeavesAHeldRequest:
+    @pytest.mark.parametrize("arming", [{"mode": "delay", "delayMs": 60_000}, {"mode": "hang"}])
+    def test_it_is_recorded_as_gone_unanswered(
+        self, live_stub: SpawnedStub, arming: dict[str, Any]
+    ) -> None:
+        """A client that gives up on a request a fault holds is gone before its answer could
+        be sent: `clientGone`, no status."""
+        live_stub.post("/_test/fault", {**arming, "applyTo": ["evaluate"]})
+        body = json.dumps(EVALUATE).encode()
+        with socket.create_connection(_address(live_stub.url), timeout=HANG_GUARD_S) as held:
+            held.sendall(
+                b"POST /v1/flags/evaluate HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n"
+                b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                % (len(body), body)
+            )
+            guard = time.monotonic() + HANG_GUARD_S
+            while live_stub.get("/_test/fault")["armed"][0]["fired"] == 0:  # it arrived
+                assert time.monotonic() < guard, "the request never reached the fault"
+        waited = f"/_test/requests?min=1&waitMs={HANG_GUARD_S * 1000}"
+        (entry,) = live_stub.get(waited)["requests"]
+        assert (entry["route"], entry["status"], entry["clientGone"]) == ("evaluate", None, True)
+
+
+def _address(url: str) -> tuple[str, int]:
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    return host, int(port)

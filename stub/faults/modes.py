@@ -151,7 +151,8 @@ _DISCONNECT_POLL_S = 0.25
 
 async def delay(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
     if not await _wait_while_connected(hit.request, spec.delay_ms / 1000):
-        return None  # it gave up: serving now would record what it is about to re-send
+        # it gave up: recorded as gone, unanswered (serving now would record what it re-sends)
+        raise ClientGone("while the delay held its answer")
     return await hit.serve(hit.request)
 
 
@@ -285,7 +286,7 @@ async def hang(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
     """No answer until the client gives up or the stub stops."""
     await _drain(hit.request)
     await _wait_while_connected(hit.request, float("inf"))
-    return None
+    raise ClientGone("while the stub hung")  # the only way out but the stub's stop
 
 
 FAULTS: Mapping[FaultMode, FaultFunction] = MappingProxyType(
