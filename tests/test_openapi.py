@@ -556,3 +556,37 @@ class TestNamespaces:
         prefixed = [s for s in document["servers"] if "{namespace}" in s["url"]]
         assert [s["url"] for s in prefixed] == ["http://127.0.0.1:3901/ns/{namespace}"]
         assert prefixed[0]["variables"]["namespace"]["default"] == "default"
+
+
+class TestTheSharedVocabulary:
+    """clients/vocabulary.json: one name per idea across the helpers; Python's spellings here
+    (each helper's own suite checks its own), and the control plane's in this document."""
+
+    WORDS = json.loads(
+        (Path(__file__).resolve().parents[1] / "clients" / "vocabulary.json").read_text()
+    )["words"]
+
+    def test_every_idea_is_spelled_in_every_language(self) -> None:
+        languages = {"python", "javascript", "go", "java", "rust"}
+        for name, word in self.WORDS.items():
+            assert languages <= set(word), name
+
+    def test_pythons_spellings_are_the_python_clients_and_the_plugins(self) -> None:
+        from stub.client import RecordedRequest, StubClient
+        from stub.client.models import ArmOptions
+        from stub.testing import pytest_plugin
+
+        python = {name: word["python"] for name, word in self.WORDS.items()}
+        assert callable(getattr(pytest_plugin, python["perTestObject"]))  # the fixture
+        assert python["routeSelector"] in ArmOptions.__annotations__
+        assert isinstance(getattr(RecordedRequest, python["bodyAsText"]), property)
+        assert callable(getattr(RecordedRequest, python["bodyAsJson"]))
+        assert callable(getattr(StubClient, python["offlineUrl"]))
+
+    def test_the_control_planes_words_are_this_documents(self, document: Json) -> None:
+        arming = document["components"]["schemas"]["ArmingDocument"]
+        members = set(arming.get("properties", {}))
+        for variant in arming.get("oneOf", []) + arming.get("anyOf", []):
+            members |= set(variant.get("properties", {}))
+        assert self.WORDS["routeSelector"]["controlPlane"] in members
+        assert self.WORDS["offlineUrl"]["controlPlane"] in document["paths"]
