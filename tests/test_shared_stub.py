@@ -436,7 +436,7 @@ class TestAClientThatLeavesAHeldRequest:
         self, live_stub: SpawnedStub, arming: dict[str, Any]
     ) -> None:
         """A client that gives up on a request a fault holds is gone before its answer could
-        be sent: `clientGone`, no status."""
+        be sent: `clientGone`, no status, and the body it sent kept."""
         live_stub.post("/_test/fault", {**arming, "applyTo": ["evaluate"]})
         body = json.dumps(EVALUATE).encode()
         with socket.create_connection(_address(live_stub.url), timeout=HANG_GUARD_S) as held:
@@ -451,6 +451,7 @@ class TestAClientThatLeavesAHeldRequest:
         waited = f"/_test/requests?min=1&waitMs={HANG_GUARD_S * 1000}"
         (entry,) = live_stub.get(waited)["requests"]
         assert (entry["route"], entry["status"], entry["clientGone"]) == ("evaluate", None, True)
+        assert entry["bodyBytes"] == len(body)  # what it sent is kept
 
 
 def _address(url: str) -> tuple[str, int]:

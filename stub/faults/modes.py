@@ -150,6 +150,9 @@ _DISCONNECT_POLL_S = 0.25
 
 
 async def delay(hit: Hit, spec: FaultSpec) -> web.StreamResponse | None:
+    # The body first, as the route would read it (kept for it: a refusal too), so that the
+    # journal has what the client sent even if it gives up before the answer.
+    await _drain(hit.request)
     if not await _wait_while_connected(hit.request, spec.delay_ms / 1000):
         # it gave up: recorded as gone, unanswered (serving now would record what it re-sends)
         raise ClientGone("while the delay held its answer")
