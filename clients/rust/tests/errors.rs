@@ -95,7 +95,7 @@ fn no_svc_stub_command() {
 fn a_stub_that_does_not_start_says_why_in_its_own_words() {
     assert_eq!(
         start_panics_with(&[("SVC_STUB_FIXTURES", "/nonexistent/flags.yaml")]),
-        "svc-stub: error: shared: the stub did not start: svc-stub: error: /nonexistent/flags.yaml: no such file"
+        "svc-stub: error: shared: the stub did not start: /nonexistent/flags.yaml: no such file"
     );
 }
 

@@ -25,7 +25,7 @@ class ErrorsTest {
     static final String INSTALL = "; install it from its clone (python3 -m venv .venv && .venv/bin/pip install " + CLONE
             + ") and set SVC_STUB_BIN=$PWD/.venv/bin/svc-stub, or SVC_STUB_URL to a running stub";
     static final String NO_COMMAND = "svc-stub: no svc-stub command (SVC_STUB_BIN is not set and none is on PATH)" + INSTALL;
-    static final String DOES_NOT_START = "svc-stub: error: shared: the stub did not start: svc-stub: error: /nonexistent/flags.yaml: no such file";
+    static final String DOES_NOT_START = "svc-stub: error: shared: the stub did not start: /nonexistent/flags.yaml: no such file";
 
     @ExtendWith(SvcStubExtension.class)
     @ChildTest

@@ -38,15 +38,17 @@ class NamespacesTest {
         assertTrue(classWide.namespace().matches("NamespacesTest-[0-9a-f]{8}"), classWide.namespace());
         assertNotEquals(classWide.namespace(), stub.namespace());
         assertEquals(classWide.baseUrl(), stub.baseUrl());
-        // NamespacesTest#aTestAnd..., made safe and cut to 55 characters by the stub, and a random suffix
-        assertTrue(stub.namespace().matches("NamespacesTest-aTestAndItsBeforeEachShareItsNamespaceAn-[0-9a-f]{8}"),
+        // NamespacesTest#aTestAnd..., made safe and kept to 55 characters, both ends, by the stub,
+        // and a random suffix
+        assertTrue(stub.namespace().matches("NamespacesTest-aTestAndItsB\\.\\.eAndTheClassHasOneOfItsOwn-[0-9a-f]{8}"),
                 stub.namespace());
     }
 
     @RepeatedTest(2)
     void aRepetitionHasANamespaceOfItsOwn(SvcStub stub) {
-        // "NamespacesTest#aRepetitionHasANamespaceOfItsOwn repetition 1 of 2", cut by the stub
-        assertTrue(stub.namespace().matches("NamespacesTest-aRepetitionHasANamespaceOfItsOwn-repetit-[0-9a-f]{8}"),
+        // "NamespacesTest#aRepetitionHasANamespaceOfItsOwn repetition 1 of 2": the stub keeps both
+        // ends, so each repetition's name says which it is
+        assertTrue(stub.namespace().matches("NamespacesTest-aRepetitionH\\.\\.OfItsOwn-repetition-[12]-of-2-[0-9a-f]{8}"),
                 stub.namespace());
         assertTrue(REPETITIONS.add(stub.namespace()), () -> stub.namespace() + " twice");
     }

@@ -37,8 +37,10 @@ class ParallelTest {
         NAMESPACES.add(stub.namespace());
         STUBS.add(stub.baseUrl());
         STUB.set(stub.baseUrl());
-        // "ParallelTest#eachTestSeesItsOwnValueFaultsAndRequests [1] 0", cut by the stub
-        assertTrue(stub.namespace().matches("ParallelTest-eachTestSeesItsOwnValueFaultsAndRequests(-\\d)?-[0-9a-f]{8}"),
+        // "ParallelTest#eachTestSeesItsOwnValueFaultsAndRequests [1] 0": the stub keeps both ends,
+        // so each invocation's name says which it is
+        assertTrue(stub.namespace().matches(
+                "ParallelTest-eachTestSeesIt\\.\\.[A-Za-z]*FaultsAndRequests-" + (test + 1) + "-" + test + "-[0-9a-f]{8}"),
                 stub.namespace());
         assertEquals(stub.baseUrl() + "/ns/" + stub.namespace(), stub.url());
 
