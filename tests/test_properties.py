@@ -1503,6 +1503,7 @@ class ControlSequence(RuleBasedStateMachine):
         pairs = [*query, *([("route", route)] if route is not None else [])]
         path = "/_test/requests" + ("?" + quoted_query(pairs) if pairs else "")
         body = self.json_answer(self.stub.send("GET", path), f"GET {path}", (200, 400))
+        route = route or None  # `?route=`, empty, is every route, as no `route` is
         if "requests" in body:
             assert all(entry["route"] == route for entry in body["requests"] if route is not None)
             if route is None:

@@ -178,7 +178,8 @@ def _in_full(request: web.Request) -> Callable[[RequestRecord], dict[str, Any]]:
 
 def route_query(request: web.Request) -> str | None:
     """`?route=`: a route's name (`evaluate`, `projects.create`), a resource's (`projects`:
-    its routes), or `preflight`; a typo is a 400, not an empty list that passes a check."""
+    its routes), or `preflight`; none, or empty, is every route; a typo is a 400, not an empty
+    list that passes a check."""
     route = request.query.get("route") or None
     if route is not None and route != PREFLIGHT and route.split(".")[0] not in SELECTORS:
         known = ", ".join((*SELECTORS, PREFLIGHT))
