@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -27,6 +29,9 @@ type Client struct {
 	// ControlToken is the stub's --control-token, if it has one.
 	ControlToken string
 	// HTTP carries the calls (its Timeout is not used: each call takes its context's deadline).
+	// NewClient gives it a client of this package's own, never http.DefaultClient or
+	// http.DefaultTransport, so a tool that replaces those (gock, httpmock) for the client under
+	// test leaves the stub's control calls alone.
 	HTTP *http.Client
 }
 
@@ -42,8 +47,21 @@ const (
 // is its control token.
 func NewClient(stubURL string) *Client {
 	base := strings.TrimRight(stubURL, "/")
-	return &Client{BaseURL: base, URL: base, ControlToken: os.Getenv(TokenVariable), HTTP: http.DefaultClient}
+	return &Client{BaseURL: base, URL: base, ControlToken: os.Getenv(TokenVariable), HTTP: controlHTTP}
 }
+
+// controlHTTP carries every control call: a transport of this package's own, as
+// http.DefaultTransport is made (proxies from the environment, keep-alive connections).
+var controlHTTP = &http.Client{Transport: &http.Transport{
+	Proxy:                 http.ProxyFromEnvironment,
+	DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+	ForceAttemptHTTP2:     true,
+	MaxIdleConns:          100,
+	MaxIdleConnsPerHost:   100,
+	IdleConnTimeout:       90 * time.Second,
+	TLSHandshakeTimeout:   10 * time.Second,
+	ExpectContinueTimeout: time.Second,
+}}
 
 // InNamespace is a client of the same stub in namespace name (created by its first request there).
 func (c *Client) InNamespace(name string) *Client {
@@ -182,7 +200,7 @@ func (c *Client) WaitForRecorded(ctx context.Context, list string, n int) ([]Eve
 	}
 	got := map[string][]Event{"events": recorded.Events, "svcEvents": recorded.SvcEvents, "targets": recorded.Targets}[list]
 	if len(got) < n {
-		return got, &WaitTimeoutError{fmt.Sprintf("waited %s for %d %s, got %d:\n%s", time.Duration(waitMs)*time.Millisecond, n, list, len(got), shown(got))}
+		return got, &WaitTimeoutError{What: list, Want: n, Got: len(got), Waited: time.Duration(waitMs) * time.Millisecond, Events: got}
 	}
 	return got, nil
 }
@@ -201,16 +219,13 @@ func (c *Client) WaitForRequests(ctx context.Context, n int, route Route) ([]Req
 	}
 	counted := 0
 	for _, r := range answer.Requests {
-		if route != AnyRoute || r.Route == nil || *r.Route != string(RoutePreflight) {
+		if route != AnyRoute || r.Route != RoutePreflight {
 			counted++
 		}
 	}
 	if counted < n {
-		to := string(route)
-		if route == AnyRoute {
-			to = "any route"
-		}
-		return answer.Requests, &WaitTimeoutError{fmt.Sprintf("waited %s for %d requests to %s, got %d:\n%s", time.Duration(waitMs)*time.Millisecond, n, to, counted, listed(answer.Requests))}
+		return answer.Requests, &WaitTimeoutError{What: "requests", Route: route, Want: n, Got: counted,
+			Waited: time.Duration(waitMs) * time.Millisecond, Requests: answer.Requests}
 	}
 	return answer.Requests, nil
 }
@@ -343,12 +358,12 @@ func (c *Client) call(ctx context.Context, request call, into any) error {
 	}
 	answer, err := c.httpClient().Do(sent)
 	if err != nil {
-		return &UnreachableError{URL: c.BaseURL, Reason: reasonOf(err)}
+		return &UnreachableError{URL: c.BaseURL, Reason: reasonOf(err), Err: err}
 	}
 	defer answer.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(answer.Body, 64<<20))
 	if err != nil {
-		return &UnreachableError{URL: c.BaseURL, Reason: reasonOf(err)}
+		return &UnreachableError{URL: c.BaseURL, Reason: reasonOf(err), Err: err}
 	}
 	if answer.StatusCode >= 300 {
 		return stubError(answer.StatusCode, raw)
@@ -361,7 +376,7 @@ func (c *Client) call(ctx context.Context, request call, into any) error {
 		return nil
 	}
 	if err := json.Unmarshal(raw, into); err != nil {
-		return &UnreachableError{URL: c.BaseURL, Reason: request.path + " answers something other than svc-stub's JSON"}
+		return &DecodeError{URL: c.BaseURL, Path: request.path, Err: err}
 	}
 	return nil
 }
@@ -370,7 +385,7 @@ func (c *Client) httpClient() *http.Client {
 	if c.HTTP != nil {
 		return c.HTTP
 	}
-	return http.DefaultClient
+	return controlHTTP
 }
 
 func documentCall(path string, source any, merge bool) (call, error) {
@@ -426,21 +441,19 @@ func stubError(status int, raw []byte) error {
 	return &StubError{Status: status, Code: "ERROR", Message: strings.TrimSpace(text)}
 }
 
+// reasonOf is why a call got no answer, in a few words.
 func reasonOf(err error) string {
-	if errors.Is(err, context.DeadlineExceeded) {
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, context.DeadlineExceeded):
 		return "no answer in time"
 	}
-	var refused interface{ Unwrap() error }
-	for errors.As(err, &refused) {
-		inner := refused.Unwrap()
+	for { // the innermost error says it without the URL, which the message already has
+		inner := errors.Unwrap(err)
 		if inner == nil {
-			break
+			return err.Error()
 		}
 		err = inner
 	}
-	message := err.Error()
-	if strings.Contains(message, "connection refused") {
-		return "connection refused"
-	}
-	return message
 }

@@ -17,6 +17,12 @@
 // stub's (GET /_test/checks/{check}). A change to one of those rules is one change, in the
 // stub. SVC_STUB_URL uses a stub that is already running instead.
 //
+// To fault every request of one client rather than the routes of the namespace, give that
+// client a Transport (an http.RoundTripper). Durations are time.Duration throughout; a Request
+// prints as one line. Errors are types to match with errors.As (StubError, UnreachableError,
+// DecodeError, WaitTimeoutError, StartError), and control calls go through an http.Client of
+// the package's own, never http.DefaultClient or http.DefaultTransport.
+//
 // A failed test's journal goes to svc-stub-journal/<package path> in os.TempDir() (or in
 // SVC_STUB_JOURNAL_DIR), emptied of earlier runs' journals when a run writes its first.
 package svcstub

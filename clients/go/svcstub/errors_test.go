@@ -3,14 +3,17 @@ package svcstub
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -175,6 +178,39 @@ func TestTheControlClientAtADeadURLSaysSoInOneLine(t *testing.T) {
 	want := fmt.Sprintf("svc-stub at %s does not answer (connection refused); start one there (svc-stub --port %s) or correct the URL", closed, port)
 	if !errors.As(err, &unreachable) || err.Error() != want {
 		t.Errorf("err = %T %q\nwant an *UnreachableError %q", err, err, want)
+	}
+	var dial *net.OpError
+	if !errors.Is(err, syscall.ECONNREFUSED) || !errors.As(err, &dial) || dial.Op != "dial" {
+		t.Errorf("err = %v; want it to unwrap to the refused dial", err)
+	}
+	if got := reasonOf(fmt.Errorf("dial: %w", syscall.ECONNREFUSED)); got != "connection refused" {
+		t.Errorf("reasonOf(ECONNREFUSED) = %q", got) // matched as an errno, not by its words
+	}
+	if got := reasonOf(errors.New("connection refused, said the text")); got != "connection refused, said the text" {
+		t.Errorf("reasonOf(text) = %q", got)
+	}
+}
+
+func TestAnAnswerThatIsNotJSONIsNotUnreachable(t *testing.T) {
+	t.Parallel()
+	page := serving(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<h1>Welcome</h1>")
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard
+	defer cancel()
+	_, err := NewClient(page).Armed(ctx)
+	var undecoded *DecodeError
+	var syntax *json.SyntaxError
+	var unreachable *UnreachableError
+	if !errors.As(err, &undecoded) || undecoded.Path != "/_test/fault" || !errors.As(err, &syntax) || errors.As(err, &unreachable) {
+		t.Errorf("err = %T %v; want a *DecodeError of /_test/fault wrapping a *json.SyntaxError", err, err)
+	}
+	if want := fmt.Sprintf("svc-stub at %s: /_test/fault answers something other than svc-stub's JSON (invalid character '<' looking for beginning of value)", page); fmt.Sprint(err) != want {
+		t.Errorf("err = %v\nwant %s", err, want)
+	}
+	if want := fmt.Sprintf("svc-stub: SVC_STUB_URL=%s does not answer as svc-stub (/health answers something other than svc-stub's JSON); start one there (svc-stub --port PORT) or unset SVC_STUB_URL to have one started", page); fmt.Sprint(checkStub(page)) != want {
+		t.Errorf("checkStub = %v\nwant %s", checkStub(page), want)
 	}
 }
 

@@ -76,7 +76,7 @@ var faultCases = map[svcstub.Mode]struct {
 }{
 	svcstub.ModeDelay: {svcstub.Fault{Delay: 300 * time.Millisecond}, func(s seen) bool { return s.status == 200 && s.took >= 280*time.Millisecond }},
 	svcstub.Mode401:   {svcstub.Fault{}, func(s seen) bool { return s.status == 401 }},
-	svcstub.Mode429:   {svcstub.Fault{RetryAfter: 3}, func(s seen) bool { return s.status == 429 && s.header.Get("Retry-After") == "3" }},
+	svcstub.Mode429:   {svcstub.Fault{RetryAfter: 3 * time.Second}, func(s seen) bool { return s.status == 429 && s.header.Get("Retry-After") == "3" }},
 	svcstub.Mode500:   {svcstub.Fault{}, func(s seen) bool { return s.status == 500 }},
 	svcstub.ModeInvalidJSON: {svcstub.Fault{}, func(s seen) bool {
 		return s.status == 200 && s.decoded == nil
@@ -85,7 +85,7 @@ var faultCases = map[svcstub.Mode]struct {
 	svcstub.ModeQuotaLimited: {svcstub.Fault{}, func(s seen) bool {
 		return s.status == 200 && s.decoded["quotaLimited"] == true
 	}},
-	svcstub.ModeStatus: {svcstub.Fault{Status: 503, RetryAfter: 2}, func(s seen) bool {
+	svcstub.ModeStatus: {svcstub.Fault{Status: 503, RetryAfter: 2 * time.Second}, func(s seen) bool {
 		return s.status == 503 && s.header.Get("Retry-After") == "2"
 	}},
 	svcstub.ModeReset:         {svcstub.Fault{}, func(s seen) bool { return s.err != nil }},
@@ -146,7 +146,11 @@ func TestFaultHeadersFaultOneRequest(t *testing.T) {
 			stub := svcstub.New(t)
 			fault := c.fault
 			fault.Mode = mode
-			if got := evaluate(t, stub.URL, svcstub.FaultHeaders(fault), timeoutFor(mode)); !c.seen(got) {
+			headers, err := svcstub.FaultHeaders(fault)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := evaluate(t, stub.URL, headers, timeoutFor(mode)); !c.seen(got) {
 				t.Fatalf("the client saw status %d, error %v, after %s", got.status, got.err, got.took)
 			}
 			request := stub.WaitForRequests(context.Background(), 1, svcstub.RouteEvaluate)[0]

@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strings"
+	"strconv"
+	"time"
 )
 
 // Event is one JSON object a client sent (an exposure, a signal, a vendor event, a target).
@@ -42,20 +43,25 @@ type FaultRecord struct {
 	Step    *int   `json:"step,omitempty"`
 }
 
-// Request is one request of the journal, in full.
+// Request is one request of the journal, in full. It prints as one line (String), with %v and
+// %+v alike; its fields are what the stub recorded.
 type Request struct {
-	Seq        int               `json:"seq"`
-	Method     string            `json:"method"`
-	Path       string            `json:"path"`
-	Query      map[string]any    `json:"query"`
-	Route      *string           `json:"route"`  // nil: an unknown path
-	Status     *int              `json:"status"` // nil: no HTTP answer (reset, hang, a client that left)
-	ClientGone bool              `json:"clientGone"`
-	Fault      *FaultRecord      `json:"fault"`
-	ArrivedMs  float64           `json:"arrivedMs"`
-	DurationMs float64           `json:"durationMs"`
-	Warning    *string           `json:"warning"`
-	RetryAfter *int              `json:"retryAfter"`
+	Seq        int            `json:"seq"`
+	Method     string         `json:"method"`
+	Path       string         `json:"path"`
+	Query      map[string]any `json:"query"`
+	Route      Route          `json:"route"`  // "": an unknown path (no route's)
+	Status     *int           `json:"status"` // nil: no HTTP answer (reset, hang, a client that left); see StatusOr
+	ClientGone bool           `json:"clientGone"`
+	Fault      *FaultRecord   `json:"fault"` // nil: none fired
+	// Arrived is when the request arrived, since the stub started, on one clock for every
+	// request: the gap between two requests is the difference of theirs.
+	Arrived time.Duration `json:"-"`
+	// Duration is how long the stub took to answer it (a delay fault's included).
+	Duration time.Duration `json:"-"`
+	Warning  *string       `json:"warning"`
+	// RetryAfter is the Retry-After the stub answered with (whole seconds); nil when it gave none.
+	RetryAfter *time.Duration    `json:"-"`
 	Headers    map[string]string `json:"headers"` // lower-case names, secrets redacted
 	Body       *RecordedBody     `json:"body"`    // nil: none was sent
 	Answer     *struct {
@@ -64,6 +70,76 @@ type Request struct {
 		Body    *RecordedBody     `json:"body"`
 	} `json:"answer"` // nil: no HTTP answer
 	Curl string `json:"curl"` // a curl line that sends it again
+}
+
+// UnmarshalJSON reads a request as the stub lists it (its times in ms, Retry-After in seconds).
+func (r *Request) UnmarshalJSON(data []byte) error {
+	type plain Request
+	wire := struct {
+		*plain
+		ArrivedMs  float64  `json:"arrivedMs"`
+		DurationMs float64  `json:"durationMs"`
+		RetryAfter *float64 `json:"retryAfter"`
+	}{plain: (*plain)(r)}
+	if err := json.Unmarshal(data, &wire); err != nil {
+		return err
+	}
+	r.Arrived, r.Duration = milliseconds(wire.ArrivedMs), milliseconds(wire.DurationMs)
+	r.RetryAfter = nil
+	if wire.RetryAfter != nil {
+		seconds := time.Duration(*wire.RetryAfter * float64(time.Second))
+		r.RetryAfter = &seconds
+	}
+	return nil
+}
+
+// MarshalJSON writes a request as the stub lists it, so that it reads back the same.
+func (r Request) MarshalJSON() ([]byte, error) {
+	type plain Request
+	var route *Route
+	if r.Route != "" {
+		route = &r.Route
+	}
+	return json.Marshal(struct {
+		plain
+		Route      *Route   `json:"route"`
+		ArrivedMs  float64  `json:"arrivedMs"`
+		DurationMs float64  `json:"durationMs"`
+		RetryAfter *float64 `json:"retryAfter"`
+	}{plain(r), route, inMs(r.Arrived), inMs(r.Duration), count(r.RetryAfter, time.Second)})
+}
+
+// inMs is d in ms, as the stub writes them.
+func inMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// count is d in units of unit (nil for none).
+func count(d *time.Duration, unit time.Duration) *float64 {
+	if d == nil {
+		return nil
+	}
+	n := float64(*d) / float64(unit)
+	return &n
+}
+
+// milliseconds is ms as a Duration, to the microsecond the stub records.
+func milliseconds(ms float64) time.Duration {
+	return time.Duration(math.Round(ms*1000)) * time.Microsecond
+}
+
+// String is the request in one line: "#3 POST /v1/flags/evaluate -> 500 (fault 500, armed)".
+func (r Request) String() string {
+	status := "no answer"
+	if r.Status != nil {
+		status = strconv.Itoa(*r.Status)
+	}
+	line := fmt.Sprintf("#%d %s %s -> %s", r.Seq, r.Method, r.Path, status)
+	if r.Fault != nil {
+		line += fmt.Sprintf(" (fault %s, %s)", r.Fault.Mode, r.Fault.Source)
+	}
+	if r.ClientGone {
+		line += " (the client left)"
+	}
+	return line
 }
 
 // StatusOr is the answer's status, or 0 when none was given.
@@ -119,28 +195,13 @@ type NamespaceInfo struct {
 	Recorded    map[string]int `json:"recorded"`
 }
 
-// gapsMs is the time between each request's arrival and the next one's.
-func gapsMs(requests []Request) []float64 {
-	gaps := make([]float64, 0, len(requests))
+// gaps is the time between each request's arrival and the next one's.
+func gaps(requests []Request) []time.Duration {
+	between := make([]time.Duration, 0, len(requests))
 	for i := 1; i < len(requests); i++ {
-		gaps = append(gaps, math.Round((requests[i].ArrivedMs-requests[i-1].ArrivedMs)*1000)/1000)
+		between = append(between, requests[i].Arrived-requests[i-1].Arrived)
 	}
-	return gaps
-}
-
-func listed(requests []Request) string {
-	if len(requests) == 0 {
-		return "  (none)"
-	}
-	lines := make([]string, len(requests))
-	for i, r := range requests {
-		status := "no answer"
-		if r.Status != nil {
-			status = fmt.Sprint(*r.Status)
-		}
-		lines[i] = fmt.Sprintf("  #%d %s %s -> %s", r.Seq, r.Method, r.Path, status)
-	}
-	return strings.Join(lines, "\n")
+	return between
 }
 
 func shown(events []Event) string {

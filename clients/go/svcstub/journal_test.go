@@ -529,7 +529,7 @@ func TestSeedManagementServesTheManagementPlane(t *testing.T) {
 		listed.Projects[0].ProjectID != "proj_shop" || listed.Projects[0].Slug != "shop" {
 		t.Errorf("GET /v1/projects = %d %s, want the seeded project", answer.status, answer.raw)
 	}
-	if requests := stub.Requests(svcstub.RouteProjects); len(requests) != 1 || *requests[0].Route != string(svcstub.RouteProjectsList) {
+	if requests := stub.Requests(svcstub.RouteProjects); len(requests) != 1 || requests[0].Route != svcstub.RouteProjectsList {
 		t.Errorf("requests to projects = %+v, want one projects.list", requests)
 	}
 

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/svc-stub/svc-stub/clients/go/svcstub"
 )
@@ -182,10 +183,13 @@ func TestFaultCoversTheArmingDocument(t *testing.T) {
 func TestArmedFaultReadsEveryParameterAsTheStubListsIt(t *testing.T) {
 	schemas := readOpenAPI(t).Components.Schemas
 	armedType := reflect.TypeOf(svcstub.ArmedFault{})
-	fieldOf := map[string]string{}
+	fieldOf := map[string]string{"delayMs": "Delay", "retryAfter": "RetryAfter"} // durations, read by UnmarshalJSON
+	unitOf := map[string]time.Duration{"delayMs": time.Millisecond, "retryAfter": time.Second}
 	for i := 0; i < armedType.NumField(); i++ {
 		field := armedType.Field(i)
-		fieldOf[strings.Split(field.Tag.Get("json"), ",")[0]] = field.Name
+		if name := strings.Split(field.Tag.Get("json"), ",")[0]; name != "-" {
+			fieldOf[name] = field.Name
+		}
 	}
 	var parameters []string
 	for member := range schemas["FaultStep"].Properties {
@@ -229,6 +233,10 @@ func TestArmedFaultReadsEveryParameterAsTheStubListsIt(t *testing.T) {
 				}
 			} else if got.IsNil() {
 				t.Errorf("%s: %s is nil, though the record has %q: %v", raw, fieldOf[member], member, want)
+			} else if duration, isDuration := got.Elem().Interface().(time.Duration); isDuration {
+				if number, _ := want.(float64); duration != time.Duration(number*float64(unitOf[member])) {
+					t.Errorf("%s: %s is %s, want %v of %s", raw, fieldOf[member], duration, want, unitOf[member])
+				}
 			} else if number, isNumber := want.(float64); isNumber && got.Elem().Kind() == reflect.Int {
 				if got.Elem().Int() != int64(number) {
 					t.Errorf("%s: %s is %d, want %v", raw, fieldOf[member], got.Elem().Int(), number)

@@ -130,12 +130,18 @@ func checkStub(url string) error {
 	return nil
 }
 
+// problem is why a stub does not answer as svc-stub, in a few words.
 func problem(err error) string {
-	switch err := err.(type) {
-	case *UnreachableError:
-		return err.Reason
-	case *StubError:
-		return fmt.Sprintf("%d from /health: %s", err.Status, err.Message)
+	var unreachable *UnreachableError
+	var refused *StubError
+	var undecoded *DecodeError
+	switch {
+	case errors.As(err, &unreachable):
+		return unreachable.Reason
+	case errors.As(err, &refused):
+		return fmt.Sprintf("%d from /health: %s", refused.Status, refused.Message)
+	case errors.As(err, &undecoded):
+		return undecoded.Path + " answers something other than svc-stub's JSON"
 	}
 	return err.Error()
 }

@@ -2,6 +2,7 @@ package svcstub
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Stub is svc-stub for one test: a namespace of the test's own on the run's stub. Give the
@@ -86,10 +88,16 @@ func (s *Stub) close() {
 		s.tb.Log(keepJournal(ctx, s.client))
 	}
 	if err := s.client.DeleteNamespace(ctx, ""); err != nil {
-		if stubErr, ok := err.(*StubError); !ok || stubErr.Status != 404 { // 404: the test deleted it
+		if !isStatus(err, 404) { // 404: the test deleted it
 			s.tb.Errorf("svcstub: deleting the test's namespace: %v", err)
 		}
 	}
+}
+
+// isStatus: err is the stub's refusal with this status.
+func isStatus(err error, status int) bool {
+	var refused *StubError
+	return errors.As(err, &refused) && refused.Status == status
 }
 
 func (s *Stub) must(err error) {
@@ -122,7 +130,7 @@ func (s *Stub) WithFault(f Fault, block func()) {
 	armed := s.Arm(f)
 	defer func() {
 		err := s.client.Disarm(context.Background(), armed.ID)
-		if stubErr, ok := err.(*StubError); ok && stubErr.Status == 404 {
+		if isStatus(err, 404) {
 			return // it ran out by itself
 		}
 		s.must(err)
@@ -296,10 +304,11 @@ func (s *Stub) assert(check string, parameters url.Values) bool {
 	return verdict.Passed
 }
 
-// GapsMs is the time in ms between each request to route and the next.
-func (s *Stub) GapsMs(route Route) []float64 {
+// Gaps is the time between each request to route (AnyRoute: any) and the next, by their
+// arrival on the stub's clock: what a client's backoff or polling interval was.
+func (s *Stub) Gaps(route Route) []time.Duration {
 	s.tb.Helper()
-	return gapsMs(s.Requests(route))
+	return gaps(s.Requests(route))
 }
 
 // keepJournal writes the failed test's namespace as the inspector page, and says where.

@@ -8,13 +8,14 @@ import (
 	"strings"
 )
 
-// CreateProject creates a project on the management plane with an organisation key; its id.
-func CreateProject(serviceURL, orgKey, name, slug string) (string, error) {
+// CreateProject creates a project on the management plane with an organisation key, through
+// the provider's HTTP client; its id.
+func CreateProject(client *http.Client, serviceURL, orgKey, name, slug string) (string, error) {
 	body := fmt.Sprintf(`{"name": %q, "slug": %q}`, name, slug)
 	request, _ := http.NewRequest("POST", serviceURL+"/v1/projects", strings.NewReader(body))
 	request.Header.Set("Authorization", "Bearer "+orgKey)
 	request.Header.Set("Content-Type", "application/json")
-	answer, err := http.DefaultClient.Do(request)
+	answer, err := client.Do(request)
 	if err != nil {
 		return "", err
 	}

@@ -2,6 +2,7 @@
 package provider_test
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 
@@ -20,7 +21,7 @@ func TestTheProviderCreatesAProject(t *testing.T) {
 	stub := svcstub.New(t)
 	stub.SeedManagement(acme)
 
-	id, err := provider.CreateProject(stub.URL, "svc_org_acme_tf", "Checkout", "checkout")
+	id, err := provider.CreateProject(http.DefaultClient, stub.URL, "svc_org_acme_tf", "Checkout", "checkout")
 	if err != nil || !strings.HasPrefix(id, "proj_") {
 		t.Fatalf("CreateProject: %q, %v", id, err)
 	}
@@ -34,7 +35,7 @@ func TestTheProviderReportsASlugTaken(t *testing.T) {
 	stub := svcstub.New(t)
 	stub.SeedManagement(acme)
 
-	_, err := provider.CreateProject(stub.URL, "svc_org_acme_tf", "Shop again", "shop")
+	_, err := provider.CreateProject(http.DefaultClient, stub.URL, "svc_org_acme_tf", "Shop again", "shop")
 	if err == nil || !strings.HasPrefix(err.Error(), "409 ") {
 		t.Errorf("CreateProject with a slug taken: %v, want a 409", err)
 	}
@@ -46,7 +47,22 @@ func TestTheProviderSurfacesAnOutage(t *testing.T) {
 	stub.SeedManagement(acme)
 	stub.Arm(svcstub.Fault{Mode: svcstub.ModeStatus, Status: 503, ApplyTo: []svcstub.Selector{svcstub.OnProjects}, TTLRequests: 1})
 
-	if _, err := provider.CreateProject(stub.URL, "svc_org_acme_tf", "Checkout", "checkout"); err == nil {
+	if _, err := provider.CreateProject(http.DefaultClient, stub.URL, "svc_org_acme_tf", "Checkout", "checkout"); err == nil {
 		t.Error("CreateProject succeeded during an outage")
+	}
+}
+
+func TestTheProviderSurfacesAConnectionReset(t *testing.T) {
+	t.Parallel()
+	stub := svcstub.New(t)
+	stub.SeedManagement(acme)
+	// this client's every request is reset, whatever is armed; no other client's is
+	resetting := &http.Client{Transport: &svcstub.Transport{Fault: svcstub.Fault{Mode: svcstub.ModeReset}}}
+
+	if _, err := provider.CreateProject(resetting, stub.URL, "svc_org_acme_tf", "Checkout", "checkout"); err == nil {
+		t.Error("CreateProject succeeded through a reset connection")
+	}
+	if _, err := provider.CreateProject(http.DefaultClient, stub.URL, "svc_org_acme_tf", "Checkout", "checkout"); err != nil {
+		t.Errorf("another client: %v", err)
 	}
 }
