@@ -1,16 +1,17 @@
 //! The stub's control plane (`/_test/*`), call by call, returning errors: what a
 //! [`SvcStub`](crate::SvcStub) calls, and what a harness of its own can use.
 
+use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::faults::{ArmedFault, Fault};
 use crate::http::{self, Outgoing, Target};
 use crate::journal::{Event, NamespaceInfo, Recorded, Request};
-use crate::vocabulary::Route;
+use crate::vocabulary::{Route, Word};
 
 /// How long a wait on the journal waits when not told.
 pub const DEFAULT_WAIT: Duration = Duration::from_secs(5);
@@ -23,6 +24,14 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A client of svc-stub's control plane, in one namespace when it has one. Its methods return
 /// errors; a [`SvcStub`](crate::SvcStub) calls them and panics instead. Cloning is cheap.
+///
+/// # Errors
+///
+/// Every method that calls the stub returns [`Error::Unreachable`] when nothing (or something
+/// other than svc-stub) answers, its `source` the `io::Error` or JSON error underneath, and
+/// [`Error::Stub`] when the stub refuses the call (its status, code and message); a wait also
+/// [`Error::WaitTimeout`] with what did arrive; a URL, file or fault found wrong before
+/// anything is sent, [`Error::Invalid`]. (Said once here rather than on each method.)
 #[derive(Debug, Clone)]
 pub struct Client {
     base_url: String,
@@ -76,12 +85,13 @@ impl List {
     }
 }
 
+#[allow(clippy::missing_errors_doc)] // the errors of every method: the type's `# Errors`
 impl Client {
     /// A client of the stub at `url`, in its default namespace; `SVC_STUB_CONTROL_TOKEN` is its
     /// control token. The error says what is wrong with the URL.
     pub fn new(url: &str) -> Result<Client> {
         let base_url = url.trim_end_matches('/').to_owned();
-        let target = Target::parse(&base_url).map_err(|problem| Error::Invalid(format!("svc-stub: {problem}")))?;
+        let target = Target::parse(&base_url).map_err(|problem| Error::invalid(format!("svc-stub: {problem}")))?;
         let control_token = std::env::var(crate::TOKEN_VARIABLE).ok().filter(|token| !token.is_empty());
         Ok(Client { url: base_url.clone(), base_url, namespace: None, control_token, target })
     }
@@ -89,26 +99,30 @@ impl Client {
     /// The same stub, in namespace `name` (created by its first request there).
     pub fn in_namespace(&self, name: &str) -> Result<Client> {
         let url = format!("{}/ns/{}", self.base_url, http::encode(name));
-        let target = Target::parse(&url).map_err(Error::Invalid)?;
+        let target = Target::parse(&url).map_err(Error::invalid)?;
         Ok(Client { url, namespace: Some(name.to_owned()), target, ..self.clone() })
     }
 
     /// The base URL to give a client library: the stub's, or `{stub}/ns/{namespace}`.
+    #[must_use]
     pub fn url(&self) -> &str {
         &self.url
     }
 
     /// The stub itself.
+    #[must_use]
     pub fn base_url(&self) -> &str {
         &self.base_url
     }
 
     /// The namespace every call is in; `None`: the default one.
+    #[must_use]
     pub fn namespace(&self) -> Option<&str> {
         self.namespace.as_deref()
     }
 
     /// The stub's control token, which every call presents.
+    #[must_use]
     pub fn with_control_token(mut self, token: impl Into<String>) -> Client {
         self.control_token = Some(token.into());
         self
@@ -116,50 +130,55 @@ impl Client {
 
     /// Whether svc-stub answers at the URL (`GET /health` says ok).
     pub fn health(&self) -> Result<()> {
-        let body = self.call(Call::get("/health").unscoped())?;
+        let body = self.call(&Call::get("/health").unscoped())?;
         if body["ok"] == true {
             Ok(())
         } else {
-            Err(Error::Unreachable { url: self.base_url.clone(), reason: "its /health does not say ok".into() })
+            Err(Error::Unreachable {
+                url: self.base_url.clone(),
+                reason: "its /health does not say ok".into(),
+                source: None,
+            })
         }
     }
 
-    /// The stub's version (its OpenAPI document's `info.version`).
+    /// The stub's version (its `OpenAPI` document's `info.version`).
     pub fn version(&self) -> Result<String> {
-        let document = self.call(Call::get("/_test/openapi.json").unscoped())?;
+        let document = self.call(&Call::get("/_test/openapi.json").unscoped())?;
         Ok(document["info"]["version"].as_str().unwrap_or_default().to_owned())
     }
 
     /// Clears everything recorded and armed in the namespace, and serves its start-up fixtures again.
     pub fn reset(&self) -> Result<()> {
-        self.call(Call::post("/_test/reset", json!({}))).map(drop)
+        self.call(&Call::post("/_test/reset", &json!({}))).map(drop)
     }
 
     /// Arms a fault until it is disarmed (or for its [`Fault::times`]).
     pub fn arm(&self, fault: &Fault) -> Result<ArmedFault> {
-        let answer = self.call(Call::post("/_test/fault", fault.arming_document()))?;
+        fault.check()?;
+        let answer = self.call(&Call::post("/_test/fault", &fault.arming_document()))?;
         Ok(ArmedFault::from_json(&answer["fault"]))
     }
 
     /// The faults armed in the namespace.
     pub fn armed(&self) -> Result<Vec<ArmedFault>> {
-        let answer = self.call(Call::get("/_test/fault"))?;
+        let answer = self.call(&Call::get("/_test/fault"))?;
         Ok(answer["armed"].as_array().map(|all| all.iter().map(ArmedFault::from_json).collect()).unwrap_or_default())
     }
 
     /// Disarms one fault; a 404 [`Error::Stub`] if it is not armed (it may have run out).
     pub fn disarm(&self, id: u64) -> Result<()> {
-        self.call(Call::delete(&format!("/_test/fault/{id}"))).map(drop)
+        self.call(&Call::delete(&format!("/_test/fault/{id}"))).map(drop)
     }
 
     /// Disarms every fault of the namespace.
     pub fn clear_faults(&self) -> Result<()> {
-        self.call(Call::delete("/_test/fault")).map(drop)
+        self.call(&Call::delete("/_test/fault")).map(drop)
     }
 
     /// Everything clients sent to be kept.
     pub fn recorded(&self) -> Result<Recorded> {
-        Ok(Recorded::from_json(&self.call(Call::get("/_test/events"))?))
+        Ok(Recorded::from_json(&self.call(&Call::get("/_test/events"))?))
     }
 
     /// The journal in the order requests arrived (by `seq`), each with its body, its answer and
@@ -167,12 +186,12 @@ impl Client {
     /// [`Route::Projects`]: each of its actions). A request still in flight (a `Delay` or `Hang`
     /// fault) is listed once it has ended.
     pub fn requests(&self, route: Route) -> Result<Vec<Request>> {
-        Ok(Request::list(&self.call(Call::get("/_test/requests").query("bodies", "true").route(route))?))
+        Ok(Request::list(&self.call(&Call::get("/_test/requests").query("bodies", "true").route(route))?))
     }
 
     /// One request of the journal.
     pub fn request(&self, seq: u64) -> Result<Request> {
-        Ok(Request::from_json(&self.call(Call::get(&format!("/_test/requests/{seq}")))?))
+        Ok(Request::from_json(&self.call(&Call::get(&format!("/_test/requests/{seq}")))?))
     }
 
     /// The stub's verdict on `check` (`retry-after`, `no-request`, `exposure`, `no-warnings`)
@@ -182,14 +201,14 @@ impl Client {
         for (name, value) in parameters {
             call = call.query(name, value);
         }
-        let answer = self.call(call)?;
+        let answer = self.call(&call)?;
         Ok(Check { passed: answer["passed"] == true, message: answer["message"].as_str().unwrap_or_default().into() })
     }
 
     /// An address where nothing listens, for a test of a client's offline behaviour: a port the
     /// stub holds bound for its whole life and never listens on, so every connection is refused.
     pub fn offline_url(&self) -> Result<String> {
-        let answer = self.call(Call::get("/_test/offline").unscoped())?;
+        let answer = self.call(&Call::get("/_test/offline").unscoped())?;
         Ok(answer["url"].as_str().unwrap_or_default().to_owned())
     }
 
@@ -207,7 +226,7 @@ impl Client {
             .query(list.minimum(), &n.to_string())
             .query("waitMs", &wait_ms.to_string())
             .waiting(wait_ms);
-        let got = list.of(Recorded::from_json(&self.call(call)?));
+        let got = list.of(Recorded::from_json(&self.call(&call)?));
         if got.len() < n {
             return Err(Error::WaitTimeout(format!(
                 "waited {} for {n} {}, got {}:\n{}",
@@ -245,10 +264,10 @@ impl Client {
             .query("waitMs", &wait_ms.to_string())
             .waiting(wait_ms)
             .route(route);
-        let requests = Request::list(&self.call(call)?);
+        let requests = Request::list(&self.call(&call)?);
         let counted = requests
             .iter()
-            .filter(|r| route != Route::Any || r.route.as_deref() != Some(Route::Preflight.as_str()))
+            .filter(|r| route != Route::Any || r.route.as_ref().and_then(Word::known) != Some(Route::Preflight))
             .count();
         if counted < n {
             return Err(Error::WaitTimeout(format!(
@@ -264,53 +283,53 @@ impl Client {
     /// Serves these fixtures in the namespace (`merge`: over the served ones, key by key); the
     /// flag keys served.
     pub fn set_fixtures(&self, fixtures: &Value, merge: bool) -> Result<Vec<String>> {
-        let answer = self.call(Call::post("/_test/fixtures", fixtures.clone()).merging(merge))?;
+        let answer = self.call(&Call::post("/_test/fixtures", fixtures).merging(merge))?;
         Ok(strings(&answer["flags"]))
     }
 
     /// Serves the fixtures of a YAML or JSON file (read here: the stub opens no path it is sent).
     pub fn set_fixtures_file(&self, path: impl AsRef<Path>, merge: bool) -> Result<Vec<String>> {
         let call = Call::file("/_test/fixtures", path.as_ref())?.merging(merge);
-        Ok(strings(&self.call(call)?["flags"]))
+        Ok(strings(&self.call(&call)?["flags"]))
     }
 
     /// Seeds the management plane (a fixture file's `management:` section); the plane as it is now.
     pub fn seed_management(&self, seed: &Value, merge: bool) -> Result<Value> {
-        self.call(Call::post("/_test/management", seed.clone()).merging(merge))
+        self.call(&Call::post("/_test/management", seed).merging(merge))
     }
 
     /// Seeds the management plane from a YAML or JSON file holding a `management:` section.
     pub fn seed_management_file(&self, path: impl AsRef<Path>, merge: bool) -> Result<Value> {
-        self.call(Call::file("/_test/management", path.as_ref())?.merging(merge))
+        self.call(&Call::file("/_test/management", path.as_ref())?.merging(merge))
     }
 
     /// The management plane as it is now: every organisation, no key or token.
     pub fn management(&self) -> Result<Value> {
-        self.call(Call::get("/_test/management"))
+        self.call(&Call::get("/_test/management"))
     }
 
     /// Serves this `/flags` body verbatim on the vendor routes.
     pub fn set_vendor_flags(&self, body: &Value) -> Result<()> {
-        self.call(Call::post("/_test/flags", body.clone())).map(drop)
+        self.call(&Call::post("/_test/flags", body)).map(drop)
     }
 
     /// Limits every key to `per_second` requests a second (`None`: no limit), and some keys to their own.
     pub fn set_rate_limit(&self, per_second: Option<f64>, per_key: &[(&str, f64)]) -> Result<()> {
         let per_key: serde_json::Map<String, Value> =
             per_key.iter().map(|(key, rate)| ((*key).to_owned(), json!(rate))).collect();
-        self.call(Call::post("/_test/rate-limit", json!({"perSecond": per_second, "perKey": per_key}))).map(drop)
+        self.call(&Call::post("/_test/rate-limit", &json!({"perSecond": per_second, "perKey": per_key}))).map(drop)
     }
 
     /// Creates a namespace for the test `test` identifies (any id: the stub makes a valid,
     /// distinct, readable name of it), with these keys bound to it; a client in it.
     pub fn create_namespace(&self, test: &str, keys: &[String]) -> Result<Client> {
-        let created = self.call(Call::post("/_test/namespaces", json!({"test": test, "keys": keys})).unscoped())?;
+        let created = self.call(&Call::post("/_test/namespaces", &json!({"test": test, "keys": keys})).unscoped())?;
         self.in_namespace(created["name"].as_str().unwrap_or_default())
     }
 
     /// Every namespace and what it holds.
     pub fn namespaces(&self) -> Result<Vec<NamespaceInfo>> {
-        let answer = self.call(Call::get("/_test/namespaces").unscoped())?;
+        let answer = self.call(&Call::get("/_test/namespaces").unscoped())?;
         Ok(answer["namespaces"]
             .as_array()
             .map(|all| all.iter().map(NamespaceInfo::from_json).collect())
@@ -319,19 +338,20 @@ impl Client {
 
     /// Deletes a namespace and everything in it.
     pub fn delete_namespace(&self, name: &str) -> Result<()> {
-        self.call(Call::delete(&format!("/_test/namespaces/{}", http::encode(name))).unscoped()).map(drop)
+        self.call(&Call::delete(&format!("/_test/namespaces/{}", http::encode(name))).unscoped()).map(drop)
     }
 
     // -- over HTTP ----------------------------------------------------------------------------
 
-    fn call(&self, call: Call) -> Result<Value> {
-        let answer = self.exchange(&call)?;
+    fn call(&self, call: &Call) -> Result<Value> {
+        let answer = self.exchange(call)?;
         if answer.body.is_empty() {
             return Ok(Value::Null);
         }
-        serde_json::from_slice(&answer.body).map_err(|_| Error::Unreachable {
+        serde_json::from_slice(&answer.body).map_err(|error| Error::Unreachable {
             url: self.base_url.clone(),
             reason: format!("{} answers something other than svc-stub's JSON", call.path),
+            source: Some(Cause::new(error)),
         })
     }
 
@@ -339,7 +359,7 @@ impl Client {
         let mut path = call.path.clone();
         for (i, (name, value)) in call.query.iter().enumerate() {
             path.push(if i == 0 { '?' } else { '&' });
-            path.push_str(&format!("{name}={}", http::encode(value)));
+            let _ = write!(path, "{name}={}", http::encode(value));
         }
         let authorization = self.control_token.as_ref().map(|token| format!("Bearer {token}"));
         let mut headers = Vec::new();
@@ -350,7 +370,7 @@ impl Client {
             headers.push(("Authorization", authorization.as_str()));
         }
         let target =
-            if call.unscoped { Target::parse(&self.base_url).map_err(Error::Invalid)? } else { self.target.clone() };
+            if call.unscoped { Target::parse(&self.base_url).map_err(Error::invalid)? } else { self.target.clone() };
         let outgoing = Outgoing {
             method: call.method,
             path: &path,
@@ -358,8 +378,11 @@ impl Client {
             body: call.body.as_deref(),
             timeout: CALL_TIMEOUT + Duration::from_millis(call.wait_ms),
         };
-        let answer = http::send(&target, &outgoing)
-            .map_err(|error| Error::Unreachable { url: self.base_url.clone(), reason: http::reason(&error) })?;
+        let answer = http::send(&target, &outgoing).map_err(|error| Error::Unreachable {
+            url: self.base_url.clone(),
+            reason: http::reason(&error),
+            source: Some(Cause::new(error)),
+        })?;
         if answer.status >= 300 {
             return Err(stub_error(answer.status, &answer.body));
         }
@@ -400,7 +423,7 @@ impl Call {
         Call::new("DELETE", path)
     }
 
-    fn post(path: &str, body: Value) -> Call {
+    fn post(path: &str, body: &Value) -> Call {
         Call {
             body: Some(body.to_string().into_bytes()),
             content_type: Some("application/json"),
@@ -410,8 +433,10 @@ impl Call {
 
     /// A POST of a YAML or JSON file's text (JSON is YAML too).
     fn file(path: &str, file: &Path) -> Result<Call> {
-        let text = std::fs::read(file)
-            .map_err(|error| Error::Invalid(format!("svc-stub: fixtures: {}: {error}", file.display())))?;
+        let text = std::fs::read(file).map_err(|error| Error::Invalid {
+            message: format!("svc-stub: fixtures: {}: {error}", file.display()),
+            source: Some(Cause::new(error)),
+        })?;
         Ok(Call { body: Some(text), content_type: Some("application/yaml"), ..Call::new("POST", path) })
     }
 
@@ -465,7 +490,7 @@ fn strings(value: &Value) -> Vec<String> {
 }
 
 fn wait_ms(timeout: Duration) -> u64 {
-    timeout.min(MAX_WAIT).as_millis() as u64
+    u64::try_from(timeout.min(MAX_WAIT).as_millis()).unwrap_or(u64::MAX)
 }
 
 /// A wait as a test reads it: `5s`, `1.5s`, `300ms`.
@@ -475,6 +500,8 @@ fn seconds(ms: u64) -> String {
     } else if ms % 1000 == 0 {
         format!("{}s", ms / 1000)
     } else {
-        format!("{}s", ms as f64 / 1000.0)
+        #[allow(clippy::cast_precision_loss)] // a wait's ms: at most 60 000
+        let seconds = ms as f64 / 1000.0;
+        format!("{seconds}s")
     }
 }

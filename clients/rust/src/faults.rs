@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
-use crate::stub::SvcStub;
-use crate::vocabulary::{Mode, Selector, HEADER_DELAY_MS, HEADER_FAULT, HEADER_RETRY_AFTER, HEADER_STATUS};
+use crate::error::{Error, Result};
+use crate::vocabulary::{Mode, Selector, Word, HEADER_DELAY_MS, HEADER_FAULT, HEADER_RETRY_AFTER, HEADER_STATUS};
 
 /// A fault to arm: one [`Mode`] with its parameters, or a sequence of [`Step`]s.
 ///
@@ -15,19 +15,25 @@ use crate::vocabulary::{Mode, Selector, HEADER_DELAY_MS, HEADER_FAULT, HEADER_RE
 ///
 /// let once = Fault::new(Mode::Http500).apply_to(Selector::Evaluate).times(1);
 /// let slow = Fault::new(Mode::Delay).delay(Duration::from_millis(300));
-/// let outage = Fault::new(Mode::Status).status(503).retry_after(2).apply_to(Selector::Projects);
+/// let outage = Fault::with_status(503).retry_after(2).apply_to(Selector::Projects);
 /// let flaky = Fault::sequence([Step::new(Mode::Http500), Step::pass(), Step::new(Mode::Reset)]);
 /// # let _ = (once, slow, outage, flaky);
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 #[must_use = "a Fault does nothing until it is armed: stub.arm(fault)"]
 pub struct Fault {
-    mode: Option<Mode>,
-    sequence: Option<Vec<Step>>,
+    kind: Kind,
     apply_to: Vec<Selector>,
     ttl_requests: Option<u32>,
     parameters: Parameters,
     probability: Option<(f64, i64)>,
+}
+
+/// One mode, or a sequence of steps: never both, never neither.
+#[derive(Debug, Clone, PartialEq)]
+enum Kind {
+    Mode(Mode),
+    Sequence(Vec<Step>),
 }
 
 /// A step of a sequence: a mode with its own parameters, or [`Step::pass`].
@@ -49,7 +55,7 @@ struct Parameters {
 impl Parameters {
     fn write(&self, into: &mut Map<String, Value>) {
         if let Some(delay) = self.delay {
-            into.insert("delayMs".into(), json!(delay.as_millis() as u64));
+            into.insert("delayMs".into(), json!(u64::try_from(delay.as_millis()).unwrap_or(u64::MAX)));
         }
         if let Some(status) = self.status {
             into.insert("status".into(), json!(status));
@@ -72,7 +78,8 @@ macro_rules! parameter_setters {
             self
         }
 
-        /// The answer's status: required for [`Mode::Status`].
+        /// The answer's status: required for [`Mode::Status`] (which [`Fault::with_status`] and
+        /// [`Step::with_status`] take).
         pub fn status(mut self, status: u16) -> Self {
             self.parameters.status = Some(status);
             self
@@ -97,8 +104,7 @@ impl Fault {
     /// A fault of one mode, on every route until it is disarmed.
     pub fn new(mode: Mode) -> Fault {
         Fault {
-            mode: Some(mode),
-            sequence: None,
+            kind: Kind::Mode(mode),
             apply_to: Vec::new(),
             ttl_requests: None,
             parameters: Parameters::default(),
@@ -106,11 +112,16 @@ impl Fault {
         }
     }
 
+    /// A fault of [`Mode::Status`], with the status it answers (a 503, a 418): a
+    /// [`Mode::Status`] fault with no status is refused before it is sent.
+    pub fn with_status(status: u16) -> Fault {
+        Fault::new(Mode::Status).status(status)
+    }
+
     /// One step per matching request, then disarmed (no [`Fault::times`] with it).
     pub fn sequence(steps: impl IntoIterator<Item = Step>) -> Fault {
         Fault {
-            mode: None,
-            sequence: Some(steps.into_iter().collect()),
+            kind: Kind::Sequence(steps.into_iter().collect()),
             apply_to: Vec::new(),
             ttl_requests: None,
             parameters: Parameters::default(),
@@ -143,19 +154,40 @@ impl Fault {
     parameter_setters!();
 
     /// The mode, unless it is a sequence.
+    #[must_use]
     pub fn mode(&self) -> Option<Mode> {
-        self.mode
+        match self.kind {
+            Kind::Mode(mode) => Some(mode),
+            Kind::Sequence(_) => None,
+        }
+    }
+
+    /// What the stub would refuse, found before it is sent: a [`Mode::Status`] (or a step of
+    /// one) with no status.
+    pub(crate) fn check(&self) -> Result<()> {
+        let missing = match &self.kind {
+            Kind::Mode(mode) => *mode == Mode::Status && self.parameters.status.is_none(),
+            Kind::Sequence(steps) => {
+                steps.iter().any(|step| step.mode == Some(Mode::Status) && step.parameters.status.is_none())
+            }
+        };
+        if missing {
+            return Err(Error::invalid(
+                "svc-stub: a Mode::Status fault needs its status: Fault::with_status(503) (or Step::with_status in a sequence)",
+            ));
+        }
+        Ok(())
     }
 
     /// The `POST /_test/fault` document this fault is armed with: what the stub is sent.
     pub fn arming_document(&self) -> Value {
         let mut document = Map::new();
-        if let Some(mode) = self.mode {
-            document.insert("mode".into(), json!(mode.as_str()));
-        }
-        if let Some(steps) = &self.sequence {
-            document.insert("sequence".into(), Value::Array(steps.iter().map(Step::wire).collect()));
-        }
+        match &self.kind {
+            Kind::Mode(mode) => document.insert("mode".into(), json!(mode.as_str())),
+            Kind::Sequence(steps) => {
+                document.insert("sequence".into(), Value::Array(steps.iter().map(Step::wire).collect()))
+            }
+        };
         if !self.apply_to.is_empty() {
             document.insert("applyTo".into(), self.apply_to.iter().map(|s| s.as_str()).collect());
         }
@@ -171,9 +203,35 @@ impl Fault {
     }
 
     /// The headers that fault one request this way, whatever is armed: add them to the
-    /// client's request. Its mode, delay, status and Retry-After are used; a sequence has none.
-    pub fn headers(&self) -> Vec<(&'static str, String)> {
-        let Some(mode) = self.mode else { return Vec::new() };
+    /// client's request. Its mode, delay, status and Retry-After are sent.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Invalid`], naming what headers cannot carry, for a fault that is more than one
+    /// request's mode and those parameters: a sequence, a body, [`Fault::times`],
+    /// [`Fault::apply_to`] or [`Fault::probability`] (arm such a fault instead), or a
+    /// [`Mode::Status`] with no status. Nothing is dropped in silence.
+    pub fn headers(&self) -> Result<Vec<(&'static str, String)>> {
+        let Kind::Mode(mode) = self.kind else {
+            return Err(Error::invalid("svc-stub: a sequence cannot be sent as headers: arm it (stub.arm(fault))"));
+        };
+        self.check()?;
+        let unsent: Vec<&str> = [
+            ("a body", self.parameters.body.is_some()),
+            ("times", self.ttl_requests.is_some()),
+            ("apply_to", !self.apply_to.is_empty()),
+            ("probability", self.probability.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, set)| set.then_some(name))
+        .collect();
+        if !unsent.is_empty() {
+            return Err(Error::invalid(format!(
+                "svc-stub: fault headers carry a mode, delay, status and Retry-After, not {}: arm the fault instead \
+                 (stub.arm(fault))",
+                unsent.join(", ")
+            )));
+        }
         let mut headers = vec![(HEADER_FAULT, mode.as_str().to_owned())];
         if let Some(delay) = self.parameters.delay {
             headers.push((HEADER_DELAY_MS, delay.as_millis().to_string()));
@@ -184,12 +242,16 @@ impl Fault {
         if let Some(retry_after) = self.parameters.retry_after {
             headers.push((HEADER_RETRY_AFTER, retry_after.to_string()));
         }
-        headers
+        Ok(headers)
     }
 }
 
 /// The headers that fault one request as `fault` says (see [`Fault::headers`]).
-pub fn fault_headers(fault: &Fault) -> Vec<(&'static str, String)> {
+///
+/// # Errors
+///
+/// [`Error::Invalid`] for what headers cannot carry (see [`Fault::headers`]).
+pub fn fault_headers(fault: &Fault) -> Result<Vec<(&'static str, String)>> {
     fault.headers()
 }
 
@@ -197,6 +259,11 @@ impl Step {
     /// A step of this mode.
     pub fn new(mode: Mode) -> Step {
         Step { mode: Some(mode), parameters: Parameters::default() }
+    }
+
+    /// A step of [`Mode::Status`], with the status it answers.
+    pub fn with_status(status: u16) -> Step {
+        Step::new(Mode::Status).status(status)
     }
 
     /// A step that lets one request through (the stub's `none`).
@@ -223,8 +290,9 @@ impl Step {
 pub struct ArmedFault {
     /// Its id in the namespace (for `DELETE /_test/fault/{id}`).
     pub id: u64,
-    /// What it applies to, groups expanded, sorted.
-    pub apply_to: Vec<String>,
+    /// What it applies to, groups expanded, sorted (a [`Word::Other`] for a selector newer
+    /// than this crate).
+    pub apply_to: Vec<Word<Selector>>,
     /// Its mode; `None` for a sequence.
     pub mode: Option<Mode>,
     /// How many requests it still faults; `None`: until disarmed.
@@ -251,7 +319,7 @@ impl ArmedFault {
             id: value["id"].as_u64().unwrap_or(0),
             apply_to: value["applyTo"]
                 .as_array()
-                .map(|all| all.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                .map(|all| all.iter().filter_map(Value::as_str).map(Word::read).collect())
                 .unwrap_or_default(),
             mode: value["mode"].as_str().and_then(|mode| mode.parse().ok()),
             ttl_requests: value["ttlRequests"].as_u64(),
@@ -262,52 +330,6 @@ impl ArmedFault {
             body: value.get("body").filter(|body| !body.is_null()).cloned(),
             retry_after: value["retryAfter"].as_u64(),
             json: value.clone(),
-        }
-    }
-}
-
-/// A fault armed for a scope: it is disarmed when the guard is dropped (a fault that ran out by
-/// itself is fine). [`FaultGuard::keep`] leaves it armed for the rest of the test instead.
-///
-/// Bind it to a name: `let _ = stub.arm(...)` drops it, and so disarms it, at once.
-#[derive(Debug)]
-#[must_use = "the fault is disarmed when this guard is dropped: bind it (let _fault = stub.arm(...)) or call .keep()"]
-pub struct FaultGuard<'s> {
-    stub: &'s SvcStub,
-    armed: Option<ArmedFault>,
-}
-
-impl<'s> FaultGuard<'s> {
-    pub(crate) fn new(stub: &'s SvcStub, armed: ArmedFault) -> Self {
-        FaultGuard { stub, armed: Some(armed) }
-    }
-
-    /// The fault as the stub armed it.
-    pub fn armed(&self) -> &ArmedFault {
-        self.armed.as_ref().expect("a guard holds its fault until dropped")
-    }
-
-    /// Leaves the fault armed for the rest of the test (the test's namespace goes with it).
-    pub fn keep(mut self) -> ArmedFault {
-        self.armed.take().expect("a guard holds its fault until dropped")
-    }
-
-    /// Disarms it now (as dropping the guard does).
-    #[track_caller]
-    pub fn disarm(self) {
-        drop(self);
-    }
-}
-
-impl Drop for FaultGuard<'_> {
-    #[track_caller]
-    fn drop(&mut self) {
-        let Some(armed) = self.armed.take() else { return };
-        match self.stub.client().disarm(armed.id) {
-            Err(error) if !error.is_not_found() && !std::thread::panicking() => {
-                panic!("{}", error.line())
-            }
-            _ => {}
         }
     }
 }
@@ -335,7 +357,7 @@ mod tests {
         for listed in examples {
             let armed = ArmedFault::from_json(listed);
             let read = [
-                ("delayMs", armed.delay.map(|delay| json!(delay.as_millis() as u64))),
+                ("delayMs", armed.delay.map(|delay| json!(u64::try_from(delay.as_millis()).unwrap()))),
                 ("status", armed.status.map(|status| json!(status))),
                 ("body", armed.body.clone()),
                 ("retryAfter", armed.retry_after.map(|seconds| json!(seconds))),

@@ -3,6 +3,7 @@
 //! service's name), a body read by `Content-Length`, chunks, or to the end. It keeps the crate
 //! free of an HTTP client that a user's own dependency graph would have to agree with.
 
+use std::fmt::Write as _;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
@@ -95,11 +96,11 @@ pub(crate) fn send(target: &Target, request: &Outgoing<'_>) -> io::Result<Answer
         crate::VERSION
     );
     for (name, value) in request.headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
+        let _ = write!(head, "{name}: {value}\r\n");
     }
     let body = request.body.unwrap_or_default();
     if request.body.is_some() || matches!(request.method, "POST" | "PUT" | "PATCH") {
-        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+        let _ = write!(head, "Content-Length: {}\r\n", body.len());
     }
     head.push_str("\r\n");
     let mut writer = &stream;
@@ -141,7 +142,7 @@ pub(crate) fn send(target: &Target, request: &Outgoing<'_>) -> io::Result<Answer
         if length > MAX_BODY {
             return Err(invalid(format!("an answer of {length} bytes")));
         }
-        answer.body.reserve(length as usize);
+        answer.body.reserve(usize::try_from(length).unwrap_or(0));
         reader.by_ref().take(length).read_to_end(&mut answer.body)?;
         if (answer.body.len() as u64) < length {
             return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the answer ended short of its Content-Length"));
@@ -226,7 +227,7 @@ pub(crate) fn encode(value: &str) -> String {
         if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
             encoded.push(byte as char);
         } else {
-            encoded.push_str(&format!("%{byte:02X}"));
+            let _ = write!(encoded, "%{byte:02X}");
         }
     }
     encoded

@@ -9,8 +9,8 @@ use std::sync::OnceLock;
 use serde_core::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::error::{Error, Result};
-use crate::vocabulary::Route;
+use crate::error::{Cause, Error, Result};
+use crate::vocabulary::{FaultSource, Mode, Route, Word};
 
 /// One JSON object a client sent: an exposure, a signal, a vendor event, a target.
 pub type Event = Value;
@@ -57,6 +57,7 @@ impl Recorded {
     }
 
     /// The exposures among the `/v1/capture` events (`"type": "exposure"`).
+    #[must_use]
     pub fn exposures(&self) -> Vec<Event> {
         self.svc_events.iter().filter(|event| event["type"] == "exposure").cloned().collect()
     }
@@ -66,10 +67,10 @@ impl Recorded {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct FaultRecord {
-    /// The mode as the stub spells it (`"none"`: a sequence step that let the request through).
-    pub mode: String,
-    /// `header`, `query`, `armed` or `rate-limit`.
-    pub source: String,
+    /// Its mode; `None` for the stub's `none`: a request or sequence step let through.
+    pub mode: Option<Word<Mode>>,
+    /// Where it came from: its headers, its query, an armed fault, or the key's rate limit.
+    pub source: Word<FaultSource>,
     /// The armed fault's id, for `source: armed`.
     pub armed_id: Option<u64>,
     /// The step of an armed sequence.
@@ -89,8 +90,9 @@ pub struct Request {
     pub path: String,
     /// The query, as the stub parsed it.
     pub query: Map<String, Value>,
-    /// The route's name (see [`Route`]); `None` for a path the stub does not serve.
-    pub route: Option<String>,
+    /// Its route (a [`Word::Other`] for a route newer than this crate); `None` for a path the
+    /// stub does not serve.
+    pub route: Option<Word<Route>>,
     /// The answer's status; `None` when none was given (a reset, a hang, a client that left).
     pub status: Option<u16>,
     /// The client went away before its answer.
@@ -118,8 +120,8 @@ pub struct Request {
 impl Request {
     pub(crate) fn from_json(value: &Value) -> Request {
         let fault = value["fault"].as_object().map(|fault| FaultRecord {
-            mode: text(&fault.get("mode").cloned().unwrap_or_default()),
-            source: text(&fault.get("source").cloned().unwrap_or_default()),
+            mode: fault.get("mode").and_then(Value::as_str).filter(|mode| *mode != "none").map(Word::read),
+            source: Word::read(fault.get("source").and_then(Value::as_str).unwrap_or_default()),
             armed_id: fault.get("armedId").and_then(Value::as_u64),
             step: fault.get("step").and_then(Value::as_u64),
         });
@@ -133,7 +135,7 @@ impl Request {
             method: text(&value["method"]),
             path: text(&value["path"]),
             query: value["query"].as_object().cloned().unwrap_or_default(),
-            route: value["route"].as_str().map(str::to_owned),
+            route: value["route"].as_str().map(Word::read),
             status: value["status"].as_u64().and_then(|s| u16::try_from(s).ok()),
             client_gone: value["clientGone"].as_bool().unwrap_or(false),
             fault,
@@ -154,20 +156,24 @@ impl Request {
 
     /// Whether it is the route (a resource covers its actions; [`Route::Any`] covers all).
     pub fn is(&self, route: Route) -> bool {
-        let Some(name) = self.route.as_deref() else { return route == Route::Any };
+        let Some(name) = self.route.as_ref().map(Word::<Route>::as_str) else { return route == Route::Any };
         route == Route::Any
             || name == route.as_str()
             || name.strip_prefix(route.as_str()).is_some_and(|action| action.starts_with('.'))
     }
 
     /// The body it sent, as text; `None` when it sent none, or bytes that are not UTF-8.
+    #[must_use]
     pub fn text(&self) -> Option<&str> {
         self.body.as_ref()?.text.as_deref()
     }
 
     /// The body it sent, parsed as JSON into `T` (a `serde_json::Value`, or a type of yours
-    /// that derives `Deserialize`); panics, with one line, when it sent none or it does not
-    /// parse as `T`.
+    /// that derives `Deserialize`).
+    ///
+    /// # Panics
+    ///
+    /// With one line, when it sent none or it does not parse as `T` (see [`Request::try_json`]).
     ///
     /// ```no_run
     /// # use svc_stub::Route;
@@ -177,25 +183,35 @@ impl Request {
     /// assert_eq!(body["targetingKey"], "user-1");
     /// ```
     #[track_caller]
+    #[must_use]
     pub fn json<T: DeserializeOwned>(&self) -> T {
         self.try_json().unwrap_or_else(|error| panic!("{error}"))
     }
 
     /// [`Request::json`], with the error instead of a panic.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Body`] when it sent no body, or one that does not parse as `T` (its `source`:
+    /// the `serde_json::Error`).
     pub fn try_json<T: DeserializeOwned>(&self) -> Result<T> {
         let text = self.text().ok_or_else(|| {
             let bytes = self.body.as_ref().map_or(0, |body| body.bytes);
             let what = if bytes == 0 { "no body".to_owned() } else { format!("{bytes} bytes that are not text") };
-            Error::Body(format!("svc-stub: #{} {} {} sent {what}, not JSON", self.seq, self.method, self.path))
+            Error::Body {
+                message: format!("svc-stub: #{} {} {} sent {what}, not JSON", self.seq, self.method, self.path),
+                source: None,
+            }
         })?;
-        serde_json::from_str(text).map_err(|error| {
-            Error::Body(format!(
+        serde_json::from_str(text).map_err(|error| Error::Body {
+            message: format!(
                 "svc-stub: the body of #{} {} {} does not read as {}: {error}",
                 self.seq,
                 self.method,
                 self.path,
                 std::any::type_name::<T>()
-            ))
+            ),
+            source: Some(Cause::new(error)),
         })
     }
 }
@@ -345,7 +361,7 @@ pub(crate) fn journal_directory() -> PathBuf {
     }
     let binary = std::env::current_exe().unwrap_or_default();
     let target = binary.ancestors().skip(1).find(|directory| directory.join("CACHEDIR.TAG").is_file());
-    target.map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir).join("svc-stub-journal")
+    target.map_or_else(std::env::temp_dir, Path::to_path_buf).join("svc-stub-journal")
 }
 
 #[cfg(test)]
@@ -353,6 +369,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    #[allow(clippy::needless_pass_by_value)]
     fn request(body: Value) -> Request {
         Request::from_json(&json!({
             "seq": 3, "method": "POST", "path": "/v1/capture", "route": "capture", "status": 200,
@@ -360,10 +377,33 @@ mod tests {
         }))
     }
 
+    /// A word a newer stub says (a route, a mode, a source) is kept as it came, not a failure
+    /// to read; the words this crate knows read as its enums.
+    #[test]
+    fn a_newer_stubs_words_are_kept_as_other() {
+        let newer = Request::from_json(&json!({
+            "seq": 1, "method": "GET", "path": "/v2/x", "route": "experiments.list",
+            "fault": {"mode": "teapot", "source": "schedule"},
+        }));
+        assert_eq!(newer.route, Some(Word::Other("experiments.list".into())));
+        let fault = newer.fault.unwrap();
+        assert_eq!((fault.mode, fault.source), (Some(Word::Other("teapot".into())), Word::Other("schedule".into())));
+        let known = Request::from_json(&json!({
+            "seq": 2, "method": "POST", "path": "/v1/capture", "route": "capture",
+            "fault": {"mode": "none", "source": "armed", "armedId": 4, "step": 2},
+        }));
+        assert_eq!(known.route, Some(Word::Known(Route::Capture)));
+        let fault = known.fault.unwrap();
+        assert_eq!((fault.mode, fault.source), (None, Word::Known(FaultSource::Armed)));
+        let armed =
+            crate::ArmedFault::from_json(&json!({"id": 3, "applyTo": ["evaluate", "experiments"], "mode": "500"}));
+        assert_eq!(armed.apply_to, [Word::Known(crate::Selector::Evaluate), Word::Other("experiments".into())]);
+    }
+
     #[test]
     fn a_resource_covers_its_actions() {
         let mut created = request(Value::Null);
-        created.route = Some("projects.create".into());
+        created.route = Some(Route::ProjectsCreate.into());
         assert!(created.is(Route::Projects) && created.is(Route::ProjectsCreate) && created.is(Route::Any));
         assert!(!created.is(Route::Environments) && !created.is(Route::ProjectsGet));
     }
@@ -375,7 +415,10 @@ mod tests {
         assert_eq!(sent.json::<Value>()["events"][1], 2);
         let events: BTreeMap<String, Vec<u32>> = sent.json();
         assert_eq!(events["events"], [1, 2]);
-        let error = sent.try_json::<Vec<u32>>().unwrap_err().to_string();
+        let error = sent.try_json::<Vec<u32>>().unwrap_err();
+        let source = std::error::Error::source(&error).and_then(|s| s.downcast_ref::<serde_json::Error>());
+        assert!(source.is_some_and(serde_json::Error::is_data), "{error:?}");
+        let error = error.to_string();
         assert!(error.starts_with("svc-stub: the body of #3 POST /v1/capture does not read as alloc::vec::Vec<u32>: "));
         let none = request(Value::Null);
         assert_eq!(none.text(), None);

@@ -26,7 +26,7 @@
 //!   test a namespace named after it, deleted on drop; tests on cargo's parallel threads never
 //!   see each other's.
 //! - **Faults and fixtures, typed**: [`Mode`], [`Selector`] and [`Route`] are the stub's own
-//!   words (checked against its OpenAPI document by this crate's tests); a fault is armed for
+//!   words (checked against its `OpenAPI` document by this crate's tests); a fault is armed for
 //!   a scope by the [`FaultGuard`] that [`SvcStub::arm`] returns.
 //! - **What was sent, waited for and asserted**: waits use the stub's long-poll; each recorded
 //!   [`Request`] carries its body ([`Request::text`], [`Request::json`]); assertions panic at the
@@ -39,9 +39,55 @@
 //! test's identity becomes a namespace name (`POST /_test/namespaces {"test": ...}`), and what
 //! the assertions decide (`GET /_test/checks/{check}`, whose message a failure shows as is).
 //! A change to one of them is one change in the stub, for every language.
+//!
+//! # Design notes
+//!
+//! Choices a reader may question, with their reasons.
+//!
+//! - **A hand-written HTTP/1.1 client (`http.rs`), not `ureq`.** `ureq` 3 with its default
+//!   features off (no TLS, no gzip, no JSON) is what this crate would use, and what its own tests
+//!   use as "a client under test". As a dependency of the crate it would cost a user more: its
+//!   releases a `ureq = "3"` requirement resolves to today (3.5) need Rust 1.85 (`ureq` and
+//!   `ureq-proto` declare `rust-version = "1.85"`) where this crate needs 1.71, so a user on a
+//!   toolchain between the two could not build their tests; and it
+//!   brings eight crates (`ureq-proto`, `http`, `bytes`, `httparse`, `base64`, `log`,
+//!   `percent-encoding`, `utf8-zero`) into every user's dev-dependency graph for what is one
+//!   plain request per connection to a stub on loopback. The crate's only dependency stays
+//!   `serde_json`. What `http.rs` must get right (a body by `Content-Length`, by chunks or to the
+//!   end, deadlines, the reason a connection failed) is exercised by the crate's tests against
+//!   the real stub.
+//! - **No process of the crate's own.** Since issue #46 the run's stub is `svc-stub shared`'s:
+//!   the crate runs that command and reads its one line, and the stub (owned by `cargo`) stops
+//!   when `cargo test` ends. No public type holds a process, so none can leave one running.
+//! - **Destructors do not panic** (C-DTOR-FAIL): a [`FaultGuard`] that cannot disarm, or a
+//!   [`SvcStub`] that cannot delete its namespace, says so on stderr.
+//!   [`FaultGuard::try_disarm`] returns the error to a test that wants it.
+//! - **An async wait that runs out fails at the test's line.** `#[track_caller]` reaches the
+//!   function that makes the future, not its poll (the executor's): the `*_async` waits take
+//!   [`Location::caller`](std::panic::Location::caller) when called and, if the wait runs out,
+//!   report the panic at it, as the default panic hook words it, before unwinding with the same
+//!   message (`#[should_panic(expected)]` and `catch_unwind` see it as `panic!`'s). A panic hook
+//!   of the test's own is not called for that one panic.
+//! - **`Mode::Status` stays a unit variant.** [`Mode`] is the stub's list of words (checked
+//!   against its OpenAPI document, read back from the journal), so its variants carry no
+//!   parameters. The status comes with the constructor that takes it,
+//!   [`Fault::with_status`] (and [`Step::with_status`]); a `Fault::new(Mode::Status)` left
+//!   without one is refused before anything is sent, at the test's line.
+//! - **The read side reads into the write side's enums, in a [`Word`]**, whose
+//!   [`Word::Other`] keeps a word a newer stub says (a route, a mode, a selector) rather than
+//!   failing to read the journal.
+//! - **`fault_headers` refuses what headers cannot carry** (a sequence, a body, `times`,
+//!   `apply_to`, `probability`): the stub reads a mode, delay, status and Retry-After from a
+//!   request's headers and nothing else, so the rest is refused by name, never dropped.
+//! - **Lints**: `clippy::pedantic` is on. Allowed where it does not fit, each said where it is:
+//!   `missing_errors_doc` on [`Client`], whose methods share one `# Errors` section on the type;
+//!   `needless_pass_by_value` where a test writes `stub.set_fixtures(json!({...}))` or
+//!   `stub.arm(Fault::new(...))` with no `&`; `must_use_candidate` on [`FaultGuard::keep`],
+//!   called alone to leave a fault armed.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+#![warn(clippy::pedantic)]
 
 mod client;
 mod error;
@@ -55,14 +101,14 @@ mod stub;
 mod vocabulary;
 
 pub use client::{Check, Client, DEFAULT_WAIT};
-pub use error::{Error, Result};
-pub use faults::{fault_headers, ArmedFault, Fault, FaultGuard, Step};
+pub use error::{Cause, Error, Result};
+pub use faults::{fault_headers, ArmedFault, Fault, Step};
 pub use journal::{Dropped, Event, FaultRecord, NamespaceInfo, Recorded, RecordedAnswer, RecordedBody, Request};
 pub use run::run_url;
-pub use stub::{start, try_start, SvcStub, SvcStubBuilder};
+pub use stub::{start, try_start, FaultGuard, SvcStub, SvcStubBuilder};
 pub use vocabulary::{
-    Mode, Route, Selector, UnknownWord, HEADER_DELAY_MS, HEADER_FAULT, HEADER_NAMESPACE, HEADER_RETRY_AFTER,
-    HEADER_STATUS,
+    FaultSource, Mode, Route, Selector, UnknownWord, Word, HEADER_DELAY_MS, HEADER_FAULT, HEADER_NAMESPACE,
+    HEADER_RETRY_AFTER, HEADER_STATUS,
 };
 
 /// svc-stub's version: the stub's and this crate's. A stub older than it is refused.

@@ -4,8 +4,9 @@
 //! meanwhile.
 
 use std::future::Future;
+use std::panic::Location;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Waker};
 
 /// A blocking call's result, once its thread is done.
@@ -32,7 +33,7 @@ where
         .name("svc-stub wait".into())
         .spawn(move || {
             let result = call();
-            let mut shared = done.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut shared = done.lock().unwrap_or_else(PoisonError::into_inner);
             shared.result = Some(result);
             if let Some(waker) = shared.waker.take() {
                 waker.wake();
@@ -46,13 +47,23 @@ impl<T> Future for OffThread<T> {
     type Output = T;
 
     fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<T> {
-        let mut shared = self.shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        match shared.result.take() {
-            Some(result) => Poll::Ready(result),
-            None => {
-                shared.waker = Some(context.waker().clone());
-                Poll::Pending
-            }
+        let mut shared = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(result) = shared.result.take() {
+            Poll::Ready(result)
+        } else {
+            shared.waker = Some(context.waker().clone());
+            Poll::Pending
         }
     }
+}
+
+/// Panics with `message` as though at `caller`: the line is reported as the default panic hook
+/// reports it (`thread '...' panicked at file:line:column:`, into the test's captured output),
+/// and the unwind carries `message`, as `panic!` would (`#[should_panic(expected)]`,
+/// `catch_unwind`). A poll has no caller of the test's: `#[track_caller]` cannot reach it.
+pub(crate) fn panic_at(caller: &'static Location<'static>, message: String) -> ! {
+    let thread = std::thread::current();
+    let name = thread.name().unwrap_or("<unnamed>");
+    eprintln!("\nthread '{name}' panicked at {caller}:\n{message}");
+    std::panic::resume_unwind(Box::new(message))
 }

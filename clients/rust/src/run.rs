@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 use crate::client::Client;
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 
 /// The start of the line `svc-stub shared` prints; the rest is the stub's URL.
 const READY_PREFIX: &str = "svc-stub listening on ";
@@ -21,6 +21,12 @@ static RUN: OnceLock<Result<String>> = OnceLock::new();
 ///
 /// The answer is the same for the whole process, an error included: a stub that cannot be had
 /// fails every test that asks, each with the same one line.
+///
+/// # Errors
+///
+/// [`Error::Start`] when `svc-stub shared` cannot be run or gives no stub (the stub's own
+/// line); [`Error::Check`] when the stub at `SVC_STUB_URL` does not answer as svc-stub or is
+/// older than this crate.
 pub fn run_url() -> Result<String> {
     RUN.get_or_init(find_or_start).clone()
 }
@@ -41,17 +47,21 @@ fn shared() -> Result<String> {
         .args(["shared", "--owner-named", "cargo", "--require", crate::VERSION])
         .stdin(Stdio::null())
         .output()
-        .map_err(|error| Error::Start(format!("svc-stub: could not run {}: {error}", bin.display())))?;
+        .map_err(|error| Error::Start {
+            message: format!("svc-stub: could not run {}: {error}", bin.display()),
+            source: Some(Cause::new(error)),
+        })?;
     let said = String::from_utf8_lossy(&output.stdout);
     match said.lines().find_map(|line| line.strip_prefix(READY_PREFIX)) {
         Some(url) if output.status.success() => Ok(url.trim().to_owned()),
         _ => {
             let complaint = String::from_utf8_lossy(&output.stderr);
             let line = complaint.lines().rev().find(|line| !line.trim().is_empty()).map(str::trim);
-            Err(Error::Start(match line {
+            let message = match line {
                 Some(line) => line.to_owned(),
                 None => format!("svc-stub: {} shared ended ({}) with no ready line", bin.display(), output.status),
-            }))
+            };
+            Err(Error::Start { message, source: None })
         }
     }
 }
@@ -59,25 +69,23 @@ fn shared() -> Result<String> {
 /// `SVC_STUB_BIN`, else `svc-stub` on `PATH`; else an error that says how to have one.
 fn command() -> Result<PathBuf> {
     let named = std::env::var_os(crate::BIN_VARIABLE).filter(|bin| !bin.is_empty());
-    let (found, why) = match &named {
-        Some(bin) => {
-            let bin = PathBuf::from(bin);
-            (bin.is_file().then(|| bin.clone()), format!("{}={}: no such file", crate::BIN_VARIABLE, bin.display()))
-        }
-        None => {
-            let path = std::env::var_os("PATH").unwrap_or_default();
-            let found = std::env::split_paths(&path).map(|dir| dir.join("svc-stub")).find(|bin| executable(bin));
-            (found, format!("{} is not set and none is on PATH", crate::BIN_VARIABLE))
-        }
+    let (found, why) = if let Some(bin) = &named {
+        let bin = PathBuf::from(bin);
+        (bin.is_file().then(|| bin.clone()), format!("{}={}: no such file", crate::BIN_VARIABLE, bin.display()))
+    } else {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let found = std::env::split_paths(&path).map(|dir| dir.join("svc-stub")).find(|bin| executable(bin));
+        (found, format!("{} is not set and none is on PATH", crate::BIN_VARIABLE))
     };
-    found.ok_or_else(|| {
-        Error::Start(format!(
+    found.ok_or_else(|| Error::Start {
+        message: format!(
             "svc-stub: no svc-stub command ({why}); install it from its clone (python3 -m venv .venv && \
              .venv/bin/pip install {}) and set {}=$PWD/.venv/bin/svc-stub, or {} to a running stub",
             clone(),
             crate::BIN_VARIABLE,
             crate::URL_VARIABLE
-        ))
+        ),
+        source: None,
     })
 }
 
@@ -118,18 +126,20 @@ fn check_stub(url: &str) -> Result<()> {
             Error::Stub { status, message, .. } => format!("{status} from /health: {message}"),
             other => other.to_string(),
         };
-        Error::Check(format!(
+        let message = format!(
             "svc-stub: {named} does not answer as svc-stub ({problem}); start one there (svc-stub --port PORT) \
              or unset {} to have one started",
             crate::URL_VARIABLE
-        ))
+        );
+        Error::Check { message, source: Some(Box::new(error)) }
     })?;
     if !recent_enough(&version, crate::VERSION) {
-        return Err(Error::Check(format!(
+        let message = format!(
             "svc-stub: {named} is svc-stub {version}, older than this crate ({}); upgrade it (pip install --upgrade {})",
             crate::VERSION,
             clone()
-        )));
+        );
+        return Err(Error::Check { message, source: None });
     }
     Ok(())
 }

@@ -2,6 +2,8 @@
 //! test, deleted when the value is dropped. Every method panics on an error, with one line, at
 //! the test's own line.
 
+#[cfg(feature = "async")]
+use std::future::Future;
 use std::panic::Location;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -11,7 +13,7 @@ use serde_json::Value;
 
 use crate::client::{Client, List};
 use crate::error::{Error, Result};
-use crate::faults::{ArmedFault, Fault, FaultGuard};
+use crate::faults::{ArmedFault, Fault};
 use crate::journal::{self, Event, Recorded, Request};
 use crate::vocabulary::Route;
 
@@ -21,11 +23,16 @@ use crate::vocabulary::Route;
 ///
 /// Panics with one line when no stub can be had (see [`try_start`] for a `Result`).
 #[track_caller]
+#[must_use]
 pub fn start() -> SvcStub {
     SvcStub::builder().start()
 }
 
 /// [`start`], with the error instead of a panic.
+///
+/// # Errors
+///
+/// As [`SvcStubBuilder::try_start`].
 #[track_caller]
 pub fn try_start() -> Result<SvcStub> {
     SvcStub::builder().try_start()
@@ -85,8 +92,14 @@ impl SvcStubBuilder {
         self
     }
 
-    /// Starts the test's stub; panics with one line if it cannot.
+    /// Starts the test's stub.
+    ///
+    /// # Panics
+    ///
+    /// With one line that says what to do, when no stub can be had (see
+    /// [`SvcStubBuilder::try_start`]).
     #[track_caller]
+    #[must_use]
     pub fn start(self) -> SvcStub {
         match self.try_start() {
             Ok(stub) => stub,
@@ -95,6 +108,11 @@ impl SvcStubBuilder {
     }
 
     /// Starts the test's stub, or says why it cannot.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Start`] or [`Error::Check`] when the run has no stub, [`Error::Unreachable`] or
+    /// [`Error::Stub`] when a call to it fails, [`Error::Invalid`] for a fixture file not read.
     #[track_caller]
     pub fn try_start(self) -> Result<SvcStub> {
         let started_at = Location::caller();
@@ -171,20 +189,34 @@ impl SvcStub {
 
     #[track_caller]
     fn must<T>(&self, result: Result<T>) -> T {
-        match result {
+        match self.checked(result) {
             Ok(value) => value,
-            Err(Error::WaitTimeout(message)) => self.fail(&message),
-            Err(error) => panic!("{}", error.line()),
+            Err(message) => panic!("{message}"),
+        }
+    }
+
+    /// The value, or the line a test fails with: a wait that ran out names the journal too
+    /// (unless the test expects a panic).
+    fn checked<T>(&self, result: Result<T>) -> std::result::Result<T, String> {
+        match result {
+            Ok(value) => Ok(value),
+            Err(Error::WaitTimeout(message)) => Err(self.failure(&message)),
+            Err(error) => Err(error.line()),
         }
     }
 
     /// Panics with a failure's message and, after it, where the test's journal was written.
     #[track_caller]
     fn fail(&self, message: &str) -> ! {
+        panic!("{}", self.failure(message))
+    }
+
+    /// A failure's message and, after it, where the test's journal was written.
+    fn failure(&self, message: &str) -> String {
         if self.panic_expected() {
-            panic!("{message}")
+            return message.to_owned();
         }
-        panic!("{message}\n{}", self.keep_journal())
+        format!("{message}\n{}", self.keep_journal())
     }
 
     /// Writes the namespace's journal (its inspector page, one HTML file) and says where, once.
@@ -231,6 +263,7 @@ impl SvcStub {
     /// } // disarmed
     /// ```
     #[track_caller]
+    #[allow(clippy::needless_pass_by_value)] // `stub.arm(Fault::new(...))`, as a builder's value is given
     pub fn arm(&self, fault: Fault) -> FaultGuard<'_> {
         let armed = self.must(self.client.arm(&fault));
         FaultGuard::new(self, armed)
@@ -259,12 +292,14 @@ impl SvcStub {
 
     /// Serves these fixtures instead; the flag keys served.
     #[track_caller]
+    #[allow(clippy::needless_pass_by_value)] // taken as `json!({...})` is written, with no `&`
     pub fn set_fixtures(&self, document: Value) -> Vec<String> {
         self.must(self.client.set_fixtures(&document, false))
     }
 
     /// Serves these fixtures over the served ones, key by key; the flag keys served.
     #[track_caller]
+    #[allow(clippy::needless_pass_by_value)] // taken as `json!({...})` is written, with no `&`
     pub fn merge_fixtures(&self, document: Value) -> Vec<String> {
         self.must(self.client.set_fixtures(&document, true))
     }
@@ -284,6 +319,7 @@ impl SvcStub {
     /// Seeds the management plane (organisations, keys, sessions, projects: a fixture file's
     /// `management:` section); the plane as it is now.
     #[track_caller]
+    #[allow(clippy::needless_pass_by_value)] // taken as `json!({...})` is written, with no `&`
     pub fn seed_management(&self, seed: Value) -> Value {
         self.must(self.client.seed_management(&seed, false))
     }
@@ -308,6 +344,7 @@ impl SvcStub {
 
     /// Serves this `/flags` body verbatim on the vendor routes.
     #[track_caller]
+    #[allow(clippy::needless_pass_by_value)] // taken as `json!({...})` is written, with no `&`
     pub fn set_vendor_flags(&self, body: Value) {
         self.must(self.client.set_vendor_flags(&body));
     }
@@ -426,33 +463,129 @@ fn route_parameter(route: Route) -> Vec<(&'static str, &'static str)> {
 #[cfg(feature = "async")]
 impl SvcStub {
     /// [`SvcStub::wait_for_events`] for an async test: the long-poll runs on a thread of its
-    /// own, so the executor (a current-thread Tokio runtime too) keeps running the client.
-    pub async fn wait_for_events_async(&self, n: usize, timeout: Duration) -> Vec<Event> {
+    /// own, so the executor (a current-thread Tokio runtime too) keeps running the client. A
+    /// wait that runs out panics at the line that called this, as the blocking wait does.
+    #[track_caller]
+    pub fn wait_for_events_async(&self, n: usize, timeout: Duration) -> impl Future<Output = Vec<Event>> + Send + '_ {
         let client = self.client.clone();
-        let waited = crate::nonblocking::off_thread(move || client.wait_for_recorded(List::Events, n, timeout)).await;
-        self.must(waited)
+        self.off_thread(Location::caller(), move || client.wait_for_recorded(List::Events, n, timeout))
     }
 
     /// [`SvcStub::wait_for_svc_events`] for an async test.
-    pub async fn wait_for_svc_events_async(&self, n: usize, timeout: Duration) -> Vec<Event> {
+    #[track_caller]
+    pub fn wait_for_svc_events_async(
+        &self,
+        n: usize,
+        timeout: Duration,
+    ) -> impl Future<Output = Vec<Event>> + Send + '_ {
         let client = self.client.clone();
-        let waited =
-            crate::nonblocking::off_thread(move || client.wait_for_recorded(List::SvcEvents, n, timeout)).await;
-        self.must(waited)
+        self.off_thread(Location::caller(), move || client.wait_for_recorded(List::SvcEvents, n, timeout))
     }
 
     /// [`SvcStub::wait_for_targets`] for an async test.
-    pub async fn wait_for_targets_async(&self, n: usize, timeout: Duration) -> Vec<Event> {
+    #[track_caller]
+    pub fn wait_for_targets_async(&self, n: usize, timeout: Duration) -> impl Future<Output = Vec<Event>> + Send + '_ {
         let client = self.client.clone();
-        let waited = crate::nonblocking::off_thread(move || client.wait_for_recorded(List::Targets, n, timeout)).await;
-        self.must(waited)
+        self.off_thread(Location::caller(), move || client.wait_for_recorded(List::Targets, n, timeout))
     }
 
     /// [`SvcStub::wait_for_requests`] for an async test.
-    pub async fn wait_for_requests_async(&self, n: usize, route: Route, timeout: Duration) -> Vec<Request> {
+    #[track_caller]
+    pub fn wait_for_requests_async(
+        &self,
+        n: usize,
+        route: Route,
+        timeout: Duration,
+    ) -> impl Future<Output = Vec<Request>> + Send + '_ {
         let client = self.client.clone();
-        let waited = crate::nonblocking::off_thread(move || client.wait_for_requests(n, route, timeout)).await;
-        self.must(waited)
+        self.off_thread(Location::caller(), move || client.wait_for_requests(n, route, timeout))
+    }
+
+    /// Runs `wait` on a thread of its own; a failure panics as though at `caller`, the test's
+    /// line (`#[track_caller]` reaches no further than the function that made the future).
+    fn off_thread<T: Send + 'static>(
+        &self,
+        caller: &'static Location<'static>,
+        wait: impl FnOnce() -> Result<T> + Send + 'static,
+    ) -> impl Future<Output = T> + Send + '_ {
+        let waited = crate::nonblocking::off_thread(wait);
+        async move {
+            match self.checked(waited.await) {
+                Ok(value) => value,
+                Err(message) => crate::nonblocking::panic_at(caller, message),
+            }
+        }
+    }
+}
+
+/// A fault armed for a scope: it is disarmed when the guard is dropped (a fault that ran out by
+/// itself is fine). [`FaultGuard::keep`] leaves it armed for the rest of the test instead.
+///
+/// Bind it to a name: `let _ = stub.arm(...)` drops it, and so disarms it, at once.
+#[derive(Debug)]
+#[must_use = "the fault is disarmed when this guard is dropped: bind it (let _fault = stub.arm(...)) or call .keep()"]
+pub struct FaultGuard<'s> {
+    stub: &'s SvcStub,
+    armed: Option<ArmedFault>,
+}
+
+impl<'s> FaultGuard<'s> {
+    pub(crate) fn new(stub: &'s SvcStub, armed: ArmedFault) -> Self {
+        FaultGuard { stub, armed: Some(armed) }
+    }
+
+    /// The fault as the stub armed it.
+    #[must_use]
+    #[allow(clippy::missing_panics_doc)] // a guard holds its fault until it is consumed
+    pub fn armed(&self) -> &ArmedFault {
+        self.armed.as_ref().expect("a guard holds its fault until dropped")
+    }
+
+    /// Leaves the fault armed for the rest of the test (the test's namespace goes with it).
+    #[allow(clippy::must_use_candidate)] // `stub.arm(...).keep();` alone is how a test leaves it armed
+    #[allow(clippy::missing_panics_doc)] // a guard holds its fault until it is consumed
+    pub fn keep(mut self) -> ArmedFault {
+        self.armed.take().expect("a guard holds its fault until dropped")
+    }
+
+    /// Disarms it now (as dropping the guard does).
+    ///
+    /// # Panics
+    ///
+    /// At the caller's line, with one line, if the stub refuses or does not answer.
+    #[track_caller]
+    pub fn disarm(mut self) {
+        if let Err(error) = self.disarm_now() {
+            panic!("{}", error.line());
+        }
+    }
+
+    /// Disarms it now, with the error instead of a panic (a fault that ran out is no error).
+    ///
+    /// # Errors
+    ///
+    /// The stub's refusal, or [`Error::Unreachable`] when it does not answer.
+    pub fn try_disarm(mut self) -> Result<()> {
+        self.disarm_now()
+    }
+
+    fn disarm_now(&mut self) -> Result<()> {
+        let Some(armed) = self.armed.take() else { return Ok(()) };
+        match self.stub.client().disarm(armed.id) {
+            Err(error) if !error.is_not_found() => Err(error),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Drop for FaultGuard<'_> {
+    /// Disarms the fault; a fault that already ran out is fine. A disarm that fails is said on
+    /// stderr, never panicked with: a destructor that panics aborts a test that is already
+    /// panicking, and hides its failure (C-DTOR-FAIL). [`FaultGuard::try_disarm`] returns it.
+    fn drop(&mut self) {
+        if let Err(error) = self.disarm_now() {
+            eprintln!("{}", error.line());
+        }
     }
 }
 
@@ -464,10 +597,57 @@ impl Drop for SvcStub {
         if panicking && self.journal.get().is_none() && !self.panic_expected() {
             eprintln!("{}", self.keep_journal());
         }
+        // said, never panicked with: a destructor that panics aborts a test already panicking
+        // and hides its failure (C-DTOR-FAIL)
         if let Err(error) = self.client.delete_namespace(self.name()) {
-            if !error.is_not_found() && !panicking {
-                panic!("svc-stub: deleting the test's namespace: {error}");
+            if !error.is_not_found() {
+                eprintln!("svc-stub: deleting the test's namespace {}: {error}", self.name());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stub whose control plane is gone (nothing listens at its URL any more).
+    fn stub_whose_stub_is_gone() -> SvcStub {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        drop(listener); // connections to it are refused from now on
+        let client = Client::new(&url).unwrap().in_namespace("gone").unwrap();
+        SvcStub { client, started_at: Location::caller(), journal: OnceLock::new() }
+    }
+
+    /// No destructor panics (C-DTOR-FAIL): a guard that cannot disarm, and a stub that cannot
+    /// delete its namespace, say so and return; `try_disarm` gives the error to who wants it.
+    #[test]
+    fn destructors_that_fail_report_and_do_not_panic() {
+        let stub = stub_whose_stub_is_gone();
+        let armed = ArmedFault::from_json(&serde_json::json!({"id": 7, "mode": "500"}));
+        drop(FaultGuard::new(&stub, armed.clone()));
+        let error = FaultGuard::new(&stub, armed.clone()).try_disarm().unwrap_err();
+        assert!(matches!(error, Error::Unreachable { .. }), "{error:?}");
+        let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| FaultGuard::new(&stub, armed).disarm()));
+        let message = refused.unwrap_err().downcast::<String>().unwrap();
+        assert!(
+            message.starts_with("svc-stub at http://127.0.0.1:") && message.contains("does not answer"),
+            "{message}"
+        );
+        drop(stub);
+    }
+
+    /// An error says what to do in one line and carries what is underneath as its `source`.
+    #[test]
+    fn errors_carry_their_source() {
+        use std::error::Error as _;
+        let error = stub_whose_stub_is_gone().client().armed().unwrap_err();
+        let io = error.source().and_then(|source| source.downcast_ref::<std::io::Error>());
+        assert_eq!(io.map(std::io::Error::kind), Some(std::io::ErrorKind::ConnectionRefused), "{error:?}");
+        assert_eq!(error.clone(), error);
+        let file = Client::new("http://127.0.0.1:1").unwrap().set_fixtures_file("/nonexistent/flags.yaml", false);
+        let file = file.unwrap_err();
+        assert!(file.source().and_then(|s| s.downcast_ref::<std::io::Error>()).is_some(), "{file:?}");
     }
 }

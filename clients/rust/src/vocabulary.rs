@@ -21,6 +21,52 @@ impl fmt::Display for UnknownWord {
 
 impl std::error::Error for UnknownWord {}
 
+/// A word the stub recorded or listed, read into one of this crate's enums, or kept as it
+/// came when a newer stub says a word this crate does not know yet: reading never fails on it.
+///
+/// It compares with the enum's own variants: `request.route == Some(Route::Evaluate.into())`,
+/// or `fault.mode == Mode::Http500` on a `Word<Mode>`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Word<T> {
+    /// One of this crate's words.
+    Known(T),
+    /// A word this crate does not know, as the stub spelled it.
+    Other(String),
+}
+
+impl<T: Copy> Word<T> {
+    /// The word as this crate's enum, unless it is one it does not know.
+    #[must_use]
+    pub fn known(&self) -> Option<T> {
+        match self {
+            Word::Known(word) => Some(*word),
+            Word::Other(_) => None,
+        }
+    }
+}
+
+impl<T: FromStr> Word<T> {
+    /// Reads a word the stub wrote.
+    pub(crate) fn read(word: &str) -> Word<T> {
+        word.parse().map_or_else(|_| Word::Other(word.to_owned()), Word::Known)
+    }
+}
+
+impl<T> From<T> for Word<T> {
+    fn from(word: T) -> Word<T> {
+        Word::Known(word)
+    }
+}
+
+impl<T: fmt::Display> fmt::Display for Word<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Word::Known(word) => word.fmt(f),
+            Word::Other(word) => f.write_str(word),
+        }
+    }
+}
+
 /// One enum per word list: its variants with their wire spelling, `ALL` in the stub's order,
 /// `as_str`, `Display` and `FromStr` (whose error lists the words).
 macro_rules! words {
@@ -53,6 +99,23 @@ macro_rules! words {
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str(self.as_str())
+            }
+        }
+
+        impl Word<$name> {
+            /// The word as the stub spelled it.
+            #[must_use]
+            pub fn as_str(&self) -> &str {
+                match self {
+                    Word::Known(word) => word.as_str(),
+                    Word::Other(word) => word,
+                }
+            }
+        }
+
+        impl PartialEq<$name> for Word<$name> {
+            fn eq(&self, other: &$name) -> bool {
+                *self == Word::Known(*other)
             }
         }
 
@@ -196,6 +259,22 @@ words! {
         Preflight = "preflight",
         /// Every request, whatever its route (sent as no route at all).
         Any = "",
+    }
+}
+
+words! {
+    /// Where the fault that fired on a request came from (a [`FaultRecord`](crate::FaultRecord)'s
+    /// `source`).
+    FaultSource, "fault source",
+    listed {
+        /// The request's own `X-Svc-Test-*` headers ([`fault_headers`](crate::fault_headers)).
+        Header = "header",
+        /// The request's own `svc_test_fault` query parameters.
+        Query = "query",
+        /// A fault armed in the namespace.
+        Armed = "armed",
+        /// No fault: the key's rate limit (always mode `429`).
+        RateLimit = "rate-limit",
     }
 }
 

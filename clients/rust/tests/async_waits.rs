@@ -67,3 +67,42 @@ fn an_async_wait_that_runs_out_panics_with_what_arrived() {
         "{message}"
     );
 }
+
+const CHILD: &str = "RS_TEST_ASYNC_WAITS_CHILD";
+
+/// Run by `a_timed_out_async_wait_panics_at_the_tests_line`, in a process of its own (where its
+/// failure is what is looked at); passes at once otherwise.
+#[test]
+fn child_waits_in_vain() {
+    if std::env::var_os(CHILD).is_none() {
+        return;
+    }
+    let stub = svc_stub::start();
+    eprintln!("the wait is on line {}", line!() + 1);
+    block_on(stub.wait_for_svc_events_async(1, Duration::from_millis(100)));
+}
+
+/// The guide's promise: a wait that runs out fails at the test's line, an async one too (not
+/// at a line of the crate's own, where the future it made was polled).
+#[test]
+fn a_timed_out_async_wait_panics_at_the_tests_line() {
+    let journals = std::env::temp_dir().join(format!("svc-stub-async-waits-{}", std::process::id()));
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_waits_in_vain", "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .env("SVC_STUB_JOURNAL_DIR", &journals) // not among this run's journals
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&journals);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "the child's wait did not fail:\n{stderr}");
+    let line = stderr.split_once("the wait is on line ").and_then(|(_, rest)| rest.lines().next());
+    let line = line.unwrap_or_else(|| panic!("{stderr}"));
+    let at = format!("thread 'child_waits_in_vain' panicked at tests/async_waits.rs:{line}:");
+    let (_, after) = stderr.split_once(&at).unwrap_or_else(|| panic!("not at the test's line ({at}):\n{stderr}"));
+    assert!(
+        after.contains("\nwaited 100ms for 1 svcEvents, got 0:\n(none)\nsvc-stub journal of this test: "),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("src/stub.rs"), "{stderr}");
+}

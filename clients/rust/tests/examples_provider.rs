@@ -3,7 +3,7 @@
 mod provider; // in your crate: use my_provider::provider;
 
 use serde_json::{json, Value};
-use svc_stub::{Fault, Mode, Route, Selector};
+use svc_stub::{Fault, Route, Selector};
 
 /// The organisation the tests work in: its key, and the project it already has.
 fn acme() -> Value {
@@ -39,7 +39,7 @@ fn the_provider_reports_a_slug_taken() {
 fn the_provider_surfaces_an_outage() {
     let stub = svc_stub::start();
     stub.seed_management(acme());
-    let _outage = stub.arm(Fault::new(Mode::Status).status(503).apply_to(Selector::Projects).times(1));
+    let _outage = stub.arm(Fault::with_status(503).apply_to(Selector::Projects).times(1));
 
     assert!(provider::create_project(stub.url(), "svc_org_acme_tf", "Checkout", "checkout").is_err());
 }

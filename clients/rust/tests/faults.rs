@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::{evaluate, Seen, ANSWER_TIMEOUT};
-use svc_stub::{fault_headers, Fault, Mode, Route, Selector, Step};
+use svc_stub::{fault_headers, Error, Fault, FaultSource, Mode, Route, Selector, Step, Word};
 
 /// How long a wait for the journal may take: a guard against a hang, not a speed budget.
 const WAIT: Duration = Duration::from_secs(60);
@@ -64,7 +64,7 @@ fn armed_reaches_the_client_once(mode: Mode) {
     let faulted: Vec<_> =
         stub.wait_for_requests(2, Route::Evaluate, WAIT).into_iter().filter_map(|r| r.fault).collect();
     assert_eq!(faulted.len(), 1, "{faulted:?}");
-    assert_eq!((faulted[0].mode.as_str(), faulted[0].source.as_str()), (mode.as_str(), "armed"));
+    assert_eq!((faulted[0].mode.clone(), faulted[0].source.clone()), (Some(mode.into()), FaultSource::Armed.into()));
     assert_eq!(faulted[0].armed_id, Some(guard.armed().id));
 }
 
@@ -72,13 +72,13 @@ fn armed_reaches_the_client_once(mode: Mode) {
 fn headers_fault_one_request(mode: Mode) {
     let stub = svc_stub::start();
     let (fault, seen) = case(mode);
-    let got = evaluate(stub.url(), &fault_headers(&fault), client_timeout(mode));
+    let got = evaluate(stub.url(), &fault_headers(&fault).unwrap(), client_timeout(mode));
     assert!(seen(&got), "{mode} by header: the client saw {got:?}");
     assert_eq!(evaluate(stub.url(), &[], ANSWER_TIMEOUT).status, Some(200));
     let faulted: Vec<_> =
         stub.wait_for_requests(2, Route::Evaluate, WAIT).into_iter().filter_map(|r| r.fault).collect();
     assert_eq!(faulted.len(), 1, "{faulted:?}");
-    assert_eq!((faulted[0].mode.as_str(), faulted[0].source.as_str()), (mode.as_str(), "header"));
+    assert_eq!((faulted[0].mode.clone(), faulted[0].source.clone()), (Some(mode.into()), FaultSource::Header.into()));
 }
 
 macro_rules! every_mode {
@@ -180,14 +180,40 @@ fn a_fault_on_another_route_leaves_evaluate_alone() {
 fn a_fault_the_stub_refuses_panics_with_its_one_line() {
     let stub = svc_stub::start();
     let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let _fault = stub.arm(Fault::new(Mode::Status)); // no status
+        let _fault = stub.arm(Fault::new(Mode::Delay).probability(2.0, 1)); // a share above 1
     }));
     let message = common::panic_message(refused.unwrap_err());
     assert!(message.starts_with("svc-stub: 400 "), "{message}");
-    assert!(message.contains("status"), "{message}");
+    assert!(message.contains("probability"), "{message}");
     assert!(!message.contains('\n'), "{message}");
-    let error = stub.client().arm(&Fault::new(Mode::Status)).unwrap_err();
+    let error = stub.client().arm(&Fault::new(Mode::Delay).probability(2.0, 1)).unwrap_err();
     assert!(matches!(error, svc_stub::Error::Stub { status: 400, .. }), "{error:?}");
+}
+
+/// `Mode::Status` has a constructor that takes its status; one built without is refused before
+/// anything is sent, at the test's line, with what to write instead.
+#[test]
+fn a_status_fault_takes_its_status_and_one_without_is_refused_before_it_is_sent() {
+    let stub = svc_stub::start();
+    let armed = stub.arm(Fault::with_status(418).apply_to(Selector::Evaluate).times(1));
+    assert_eq!((armed.armed().mode, armed.armed().status), (Some(Mode::Status), Some(418)));
+    assert_eq!(evaluate(stub.url(), &[], ANSWER_TIMEOUT).status, Some(418));
+    let step = Fault::sequence([Step::with_status(503), Step::new(Mode::Status)]);
+    for fault in [Fault::new(Mode::Status), step] {
+        let error = stub.client().arm(&fault).unwrap_err();
+        assert!(matches!(error, Error::Invalid { .. }), "{error:?}");
+        assert_eq!(
+            error.to_string(),
+            "svc-stub: a Mode::Status fault needs its status: Fault::with_status(503) (or Step::with_status in a sequence)"
+        );
+    }
+    let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _fault = stub.arm(Fault::new(Mode::Status));
+    }));
+    assert!(common::panic_message(refused.unwrap_err()).contains("Fault::with_status(503)"));
+    assert!(stub.armed().is_empty(), "nothing was armed: {:?}", stub.armed());
+    let headers = fault_headers(&Fault::new(Mode::Status)).unwrap_err().to_string();
+    assert!(headers.starts_with("svc-stub: a Mode::Status fault needs its status: "), "{headers}");
 }
 
 #[test]
@@ -205,9 +231,9 @@ fn a_mode_read_from_text_lists_the_modes_when_unknown() {
 
 #[test]
 fn fault_headers_carry_the_parameters() {
-    let fault = Fault::new(Mode::Status).status(503).retry_after(2).delay(Duration::from_millis(250));
+    let fault = Fault::with_status(503).retry_after(2).delay(Duration::from_millis(250));
     assert_eq!(
-        fault_headers(&fault),
+        fault_headers(&fault).unwrap(),
         [
             ("X-Svc-Test-Fault", "status".to_owned()),
             ("X-Svc-Test-Delay-Ms", "250".to_owned()),
@@ -215,5 +241,42 @@ fn fault_headers_carry_the_parameters() {
             ("X-Svc-Test-Retry-After", "2".to_owned()),
         ]
     );
-    assert!(fault_headers(&Fault::sequence([Step::pass()])).is_empty());
+}
+
+/// What headers cannot carry is refused, by name, never dropped in silence.
+#[test]
+fn fault_headers_refuse_what_headers_cannot_carry() {
+    let refused = |fault: Fault| fault_headers(&fault).unwrap_err().to_string();
+    assert_eq!(
+        refused(Fault::sequence([Step::pass()])),
+        "svc-stub: a sequence cannot be sent as headers: arm it (stub.arm(fault))"
+    );
+    assert_eq!(
+        refused(Fault::new(Mode::Http500).body("down").times(1).apply_to(Selector::Evaluate)),
+        "svc-stub: fault headers carry a mode, delay, status and Retry-After, not a body, times, apply_to: arm the \
+         fault instead (stub.arm(fault))"
+    );
+    assert!(refused(Fault::new(Mode::Http500).probability(0.5, 7)).contains("not probability:"));
+    let error = fault_headers(&Fault::new(Mode::Http500).times(2)).unwrap_err();
+    assert!(matches!(error, Error::Invalid { source: None, .. }), "{error:?}");
+    assert_eq!(fault_headers(&Fault::new(Mode::Http500)).unwrap(), [("X-Svc-Test-Fault", "500".to_owned())]);
+}
+
+/// The read side is typed with the write side's enums, and a word a newer stub says (a mode,
+/// a route, a selector) is kept as `Word::Other`, not a failure to read.
+#[test]
+fn the_journal_reads_as_the_enums_and_keeps_words_it_does_not_know() {
+    let stub = svc_stub::start();
+    let guard = stub.arm(Fault::new(Mode::Http500).apply_to(Selector::Runtime).times(1));
+    assert_eq!(guard.armed().apply_to, [Selector::Capture, Selector::Evaluate, Selector::Register].map(Word::from));
+    assert_eq!(evaluate(stub.url(), &[], ANSWER_TIMEOUT).status, Some(500));
+    let sent = stub.wait_for_requests(1, Route::Evaluate, WAIT);
+    assert_eq!(sent[0].route, Some(Route::Evaluate.into()));
+    let fault = sent[0].fault.clone().expect("the fault that fired");
+    assert!(fault.mode.as_ref().is_some_and(|mode| *mode == Mode::Http500), "{fault:?}");
+    assert_eq!(fault.source, FaultSource::Armed);
+    assert_eq!("evaluate.batch".parse::<Route>().ok(), None);
+    assert_eq!("teapot".parse::<Mode>().ok(), None);
+    let newer = "teapot".parse::<Mode>().map_or_else(|_| Word::Other("teapot".to_owned()), Word::Known);
+    assert_eq!((newer.as_str(), newer.known()), ("teapot", None));
 }

@@ -129,7 +129,11 @@ fn requests_are_listed_as_they_arrived_a_delayed_one_first() {
     let listed = stub.wait_for_requests(2, Route::Evaluate, WAIT);
     let seqs: Vec<u64> = listed.iter().map(|r| r.seq).collect();
     assert!(seqs[0] < seqs[1], "listed by seq: {seqs:?}");
-    assert_eq!(listed[0].fault.as_ref().map(|f| f.mode.as_str()), Some("delay"), "the delayed one first: {listed:?}");
+    assert_eq!(
+        listed[0].fault.as_ref().and_then(|f| f.mode.clone()),
+        Some(Mode::Delay.into()),
+        "the delayed one first: {listed:?}"
+    );
     assert!(listed[1].fault.is_none(), "the quick one, which ended first, second: {listed:?}");
 }
 
@@ -291,7 +295,7 @@ fn a_fixture_file_that_is_not_there_is_one_line() {
     let error = SvcStub::builder().fixture_file("tests/fixtures/nope.yaml").try_start().unwrap_err();
     assert!(error.to_string().starts_with("svc-stub: fixtures: tests/fixtures/nope.yaml: "), "{error}");
     let message = panic_of(|| {
-        svc_stub::SvcStub::builder().fixtures(json!({"flags": {"x": {"type": "colour"}}})).start();
+        drop(svc_stub::SvcStub::builder().fixtures(json!({"flags": {"x": {"type": "colour"}}})).start());
     });
     assert!(message.starts_with("svc-stub: 400 ") && message.contains("fixtures: "), "{message}");
     assert!(!message.contains('\n'), "{message}");

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use serde_json::{json, Value};
-use svc_stub::{Fault, Mode, Route, Selector, Step};
+use svc_stub::{Fault, FaultSource, Mode, Route, Selector, Step};
 
 const OPENAPI: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../stub/openapi.json");
 const VOCABULARY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../vocabulary.json");
@@ -42,6 +42,19 @@ fn the_vocabulary_is_the_stubs() {
     let selectors = enum_of(&document, "Selector");
     for resource in [Route::Projects, Route::Environments, Route::ControlPoints] {
         assert!(selectors.contains(&resource.as_str().to_owned()), "{resource:?} is no selector");
+    }
+    // the read side's words: where a recorded fault came from, and what it was ("none": let through)
+    let record = &document["components"]["schemas"]["FaultRecord"]["properties"];
+    let sources: Vec<String> =
+        record["source"]["enum"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().into()).collect();
+    assert_eq!(words(FaultSource::ALL, FaultSource::as_str), sources, "FaultSource::ALL");
+    let modes: Vec<String> =
+        record["mode"]["enum"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().into()).collect();
+    assert_eq!(modes[0], "none");
+    assert_eq!(words(Mode::ALL, Mode::as_str), modes[1..], "FaultRecord.mode");
+    // an armed fault's applyTo lists selectors
+    for target in enum_of(&document, "FaultTarget") {
+        assert!(target.parse::<Selector>().is_ok(), "{target} is no Selector");
     }
     // every word parses back
     for mode in Mode::ALL {
