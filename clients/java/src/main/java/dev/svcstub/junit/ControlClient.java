@@ -23,8 +23,11 @@ import java.util.stream.Collectors;
  * or nothing (or something else) answers ({@link StubUnreachableException}).
  */
 final class ControlClient {
-    /** How long a control call may take, besides the time a long-poll was asked to wait. */
-    static final Duration CALL_TIMEOUT = Duration.ofSeconds(10);
+    /**
+     * A guard against a call that never ends, besides the time a long-poll was asked to wait; not
+     * a budget: a busy machine's stub may take seconds to answer, and a call waits for it.
+     */
+    static final Duration CALL_TIMEOUT = Duration.ofSeconds(60);
     /** The longest wait the stub takes in one long-poll. */
     static final Duration MAX_WAIT = Duration.ofSeconds(60);
 
@@ -35,7 +38,7 @@ final class ControlClient {
     private static final HttpClient HTTP = HttpClient.newBuilder()
             .version(HttpClient.Version.HTTP_1_1)
             .followRedirects(HttpClient.Redirect.NEVER)
-            .connectTimeout(Duration.ofSeconds(5))
+            .connectTimeout(CALL_TIMEOUT) // a guard too: a refused connection fails at once
             .build();
 
     private final String baseUrl;

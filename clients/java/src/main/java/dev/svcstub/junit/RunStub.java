@@ -23,7 +23,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * {@code svc-stub shared} starts (or attaches to) with this JVM as its owner, and stops when the
  * run ends (or by itself, should the JVM be killed). How a run gets one stub is the stub's
  * rule, not this class's. Reached once, under a lock: if that fails, each test that asks gets
- * the same one line.
+ * the same one line, as an exception of its own whose cause is the first (a test's stack trace
+ * is its own; one exception object is never thrown on several threads).
  *
  * <p>Both {@code AutoCloseable} (JUnit 5.13 and later close those) and {@code CloseableResource}
  * (which earlier JUnit 5 versions close); JUnit closes it once either way.
@@ -60,7 +61,7 @@ final class RunStub implements ExtensionContext.Store.CloseableResource, AutoClo
             }
         }
         if (failure != null) {
-            throw failure;
+            throw failure.again();
         }
         return client;
     }

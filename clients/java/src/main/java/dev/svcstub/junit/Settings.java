@@ -9,11 +9,12 @@ import java.util.Optional;
 import java.util.function.Function;
 
 /**
- * How a test run reaches its stub: each setting a JUnit configuration parameter
- * ({@code junit-platform.properties}, or a JVM system property) or else an environment variable,
- * the same variables every language's helper reads. The parameter wins: it is the narrower,
- * more deliberate choice (one project's build, one launcher run), while a variable is set for
- * everything in a CI job.
+ * How a test run reaches its stub: each setting given to the extension's builder
+ * ({@link SvcStubExtension#newInstance()}), else a JUnit configuration parameter
+ * ({@code junit-platform.properties}, or a JVM system property), else an environment variable,
+ * the same variables every language's helper reads. The narrower, more deliberate choice wins:
+ * the code of one test class, then one project's build, then a variable set for everything in a
+ * CI job.
  */
 final class Settings {
     static final Setting URL = new Setting("svcstub.url", "SVC_STUB_URL");
@@ -23,10 +24,20 @@ final class Settings {
     /** More options for the stub the run starts ({@code --fixtures src/test/resources/flags.yaml --strict-keys}). */
     static final Setting ARGS = new Setting("svcstub.args", null);
 
+    /** How a message names a setting given to the builder ({@code url} becomes {@code SvcStubExtension's url}). */
+    static final String GIVEN = "SvcStubExtension's ";
+
+    private final Map<String, String> given;
     private final Function<String, Optional<String>> parameters;
     private final Map<String, String> environment;
 
     Settings(Function<String, Optional<String>> parameters, Map<String, String> environment) {
+        this(Map.of(), parameters, environment);
+    }
+
+    /** {@code given}: the builder's settings, by their parameter's name ({@code svcstub.url}). */
+    Settings(Map<String, String> given, Function<String, Optional<String>> parameters, Map<String, String> environment) {
+        this.given = Map.copyOf(given);
         this.parameters = parameters;
         this.environment = environment;
     }
@@ -40,6 +51,10 @@ final class Settings {
     }
 
     Optional<Value> get(Setting setting) {
+        String byCode = given.get(setting.parameter());
+        if (byCode != null) {
+            return Optional.of(new Value(GIVEN + setting.parameter().substring("svcstub.".length()), byCode));
+        }
         Optional<String> parameter = parameters.apply(setting.parameter()).map(String::strip).filter(v -> !v.isEmpty());
         if (parameter.isPresent()) {
             return Optional.of(new Value(setting.parameter(), parameter.get()));
@@ -54,8 +69,15 @@ final class Settings {
     }
 
     List<String> args() {
+        String byCode = given.get(ARGS.parameter());
+        if (byCode != null) { // the builder's, each as given
+            return byCode.isEmpty() ? List.of() : Arrays.asList(byCode.split(ARGS_SEPARATOR, -1));
+        }
         return get(ARGS).map(v -> Arrays.asList(v.value().split("\\s+"))).orElse(List.of());
     }
+
+    /** Between the builder's stub options, each of which may hold spaces. */
+    static final String ARGS_SEPARATOR = "\u0000";
 
     String controlToken() {
         return get(CONTROL_TOKEN).map(Value::value).orElse(null);

@@ -18,6 +18,19 @@ public final class StubRefusedException extends SvcStubException {
         this.detail = detail;
     }
 
+    private StubRefusedException(StubRefusedException first) {
+        super(first.getMessage(), first);
+        this.call = first.call;
+        this.status = first.status;
+        this.code = first.code;
+        this.detail = first.detail;
+    }
+
+    @Override
+    StubRefusedException again() {
+        return new StubRefusedException(this);
+    }
+
     /** The call it refused: its method and path ({@code POST /_test/fault}). */
     public String call() {
         return call;

@@ -7,4 +7,13 @@ public final class StubStartException extends SvcStubException {
     StubStartException(String message) {
         super(message);
     }
+
+    private StubStartException(String message, Throwable cause) {
+        super(message, cause);
+    }
+
+    @Override
+    StubStartException again() {
+        return new StubStartException(getMessage(), this);
+    }
 }

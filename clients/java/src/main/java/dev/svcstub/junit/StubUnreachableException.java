@@ -11,6 +11,16 @@ public final class StubUnreachableException extends SvcStubException {
         this.reason = reason;
     }
 
+    private StubUnreachableException(StubUnreachableException first) {
+        super(first.getMessage(), first);
+        this.reason = first.reason;
+    }
+
+    @Override
+    StubUnreachableException again() {
+        return new StubUnreachableException(this);
+    }
+
     /** Why, in a few words ({@code connection refused}, {@code no answer in time}). */
     public String reason() {
         return reason;

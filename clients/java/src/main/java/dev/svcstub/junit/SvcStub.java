@@ -202,33 +202,33 @@ public final class SvcStub {
     // -- waits: the stub's long-poll, never a sleep ------------------------------------------------
 
     /** Waits (up to {@link #DEFAULT_WAIT}) until {@code n} vendor {@code /batch} events are recorded; all of them. */
-    public List<Map<String, Object>> waitForEvents(int n) {
+    public List<VendorEvent> waitForEvents(int n) {
         return waitForEvents(n, DEFAULT_WAIT);
     }
 
     /** Waits until {@code n} vendor {@code /batch} events are recorded, or fails with what did arrive. */
-    public List<Map<String, Object>> waitForEvents(int n, Duration within) {
-        return waitForRecorded("events", "minEvents", n, within);
+    public List<VendorEvent> waitForEvents(int n, Duration within) {
+        return waitForRecorded("events", "minEvents", n, within, Recorded::events, VendorEvent::fields);
     }
 
     /** Waits (up to {@link #DEFAULT_WAIT}) until {@code n} {@code /v1/capture} events are recorded; all of them. */
-    public List<Map<String, Object>> waitForSvcEvents(int n) {
+    public List<SvcEvent> waitForSvcEvents(int n) {
         return waitForSvcEvents(n, DEFAULT_WAIT);
     }
 
     /** Waits until {@code n} {@code /v1/capture} events are recorded, or fails with what did arrive. */
-    public List<Map<String, Object>> waitForSvcEvents(int n, Duration within) {
-        return waitForRecorded("svcEvents", "minSvcEvents", n, within);
+    public List<SvcEvent> waitForSvcEvents(int n, Duration within) {
+        return waitForRecorded("svcEvents", "minSvcEvents", n, within, Recorded::svcEvents, SvcEvent::fields);
     }
 
     /** Waits (up to {@link #DEFAULT_WAIT}) until {@code n} {@code /v1/targets/register} bodies are recorded. */
-    public List<Map<String, Object>> waitForTargets(int n) {
+    public List<RegisteredTarget> waitForTargets(int n) {
         return waitForTargets(n, DEFAULT_WAIT);
     }
 
     /** Waits until {@code n} {@code /v1/targets/register} bodies are recorded, or fails with what did arrive. */
-    public List<Map<String, Object>> waitForTargets(int n, Duration within) {
-        return waitForRecorded("targets", "minTargets", n, within);
+    public List<RegisteredTarget> waitForTargets(int n, Duration within) {
+        return waitForRecorded("targets", "minTargets", n, within, Recorded::targets, RegisteredTarget::fields);
     }
 
     /** Waits (up to {@link #DEFAULT_WAIT}) until {@code n} requests to {@code route} are in the journal; all of them. */
@@ -268,26 +268,19 @@ public final class SvcStub {
         return requests.isEmpty() ? "  (none)" : requests.stream().map(r -> "  " + r).collect(Collectors.joining("\n"));
     }
 
-    private List<Map<String, Object>> waitForRecorded(String list, String minimum, int n, Duration within) {
-        List<Map<String, Object>> got = longPoll(within, wait -> {
+    private <T> List<T> waitForRecorded(String list, String minimum, int n, Duration within, Function<Recorded, List<T>> listOf,
+            Function<T, Map<String, Object>> sent) {
+        List<T> got = longPoll(within, wait -> {
             Map<String, String> query = new LinkedHashMap<>();
             query.put(minimum, Integer.toString(n));
             query.put("waitMs", Long.toString(wait.toMillis()));
-            return listOf(list, Recorded.from(client.events(query, wait)));
+            return listOf.apply(Recorded.from(client.events(query, wait)));
         }, events -> events.size() >= n);
         if (got.size() < n) {
             throw new WaitTimeoutError("waited " + Durations.show(within) + " for " + n + " " + list + ", got "
-                    + got.size() + ":\n" + (got.isEmpty() ? "(none)" : Json.pretty(got)), got);
+                    + got.size() + ":\n" + (got.isEmpty() ? "(none)" : Json.pretty(got.stream().map(sent).toList())), got);
         }
         return got;
-    }
-
-    private static List<Map<String, Object>> listOf(String list, Recorded recorded) {
-        return switch (list) {
-            case "events" -> recorded.events();
-            case "svcEvents" -> recorded.svcEvents();
-            default -> recorded.targets();
-        };
     }
 
     /**

@@ -1,7 +1,14 @@
 package dev.svcstub.junit;
 
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolutionException;
@@ -44,20 +51,176 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * wins): {@code svcstub.url} / {@code SVC_STUB_URL}, {@code svcstub.control-token} /
  * {@code SVC_STUB_CONTROL_TOKEN}, {@code svcstub.bin} / {@code SVC_STUB_BIN},
  * {@code svcstub.journal-dir} / {@code SVC_STUB_JOURNAL_DIR}, and {@code svcstub.args}: more
- * options for the stub the run starts.
+ * options for the stub the run starts. Or, in code, the extension's own builder, whose settings
+ * win over both:
+ *
+ * <pre>{@code
+ * class PricingTest {
+ *     @RegisterExtension
+ *     static SvcStubExtension svcStub = SvcStubExtension.newInstance()
+ *             .args("--fixtures", "src/test/resources/flags.yaml", "--strict-keys")
+ *             .build();
+ *
+ *     @Test
+ *     void readsThePrice(SvcStub stub) { ... }
+ * }
+ * }</pre>
+ *
+ * <p>Test classes whose extensions were built alike share one stub (the run's, for the default
+ * settings); other settings are another stub, stopped when the run ends too. A class that
+ * registers one this way needs no {@code @ExtendWith}: the registered one answers for it, a
+ * {@link SvcStubFixtures} annotation included.
  */
-public final class SvcStubExtension implements ParameterResolver, AfterEachCallback, AfterAllCallback {
+public final class SvcStubExtension implements ParameterResolver, BeforeAllCallback, BeforeEachCallback,
+        AfterEachCallback, AfterAllCallback {
     private static final ExtensionContext.Namespace STORE = ExtensionContext.Namespace.create(SvcStubExtension.class);
+    /** In a class's (or a test's) store while an extension built in code serves it: the declared one steps aside. */
+    private static final String REGISTERED = "registered";
+
+    /** The builder's settings, by parameter name; empty: the declared extension's (parameters and variables only). */
+    private final Map<String, String> given;
+    /** Whether it was built in code ({@link #newInstance()}), rather than declared. */
+    private final boolean inCode;
+
+    /** The extension {@code @ExtendWith(SvcStubExtension.class)} registers: settings from parameters and variables. */
+    public SvcStubExtension() {
+        this(Map.of(), false);
+    }
+
+    private SvcStubExtension(Map<String, String> given, boolean inCode) {
+        this.given = Map.copyOf(given);
+        this.inCode = inCode;
+    }
+
+    /**
+     * A builder of an extension for {@code @RegisterExtension}, configured in code; what it is not
+     * given comes from parameters and variables as usual.
+     *
+     * @return a builder with nothing set
+     */
+    public static Builder newInstance() {
+        return new Builder();
+    }
+
+    /** The settings of an extension registered in code; each wins over its parameter and its variable. */
+    public static final class Builder {
+        private final Map<String, String> given = new LinkedHashMap<>();
+
+        private Builder() {
+        }
+
+        /**
+         * Uses the stub already running at {@code url} (as {@code SVC_STUB_URL}), checked once.
+         *
+         * @param url the stub's base URL ({@code http://127.0.0.1:3901})
+         * @return this builder
+         */
+        public Builder url(String url) {
+            return set(Settings.URL, url);
+        }
+
+        /**
+         * The control token of the stub at {@link #url} (as {@code SVC_STUB_CONTROL_TOKEN}).
+         *
+         * @param token the stub's {@code --control-token}
+         * @return this builder
+         */
+        public Builder controlToken(String token) {
+            return set(Settings.CONTROL_TOKEN, token);
+        }
+
+        /**
+         * The {@code svc-stub} command to run (as {@code SVC_STUB_BIN}).
+         *
+         * @param bin a path, or a name on {@code PATH}
+         * @return this builder
+         */
+        public Builder bin(String bin) {
+            return set(Settings.BIN, bin);
+        }
+
+        /**
+         * Where failed tests' journals go (as {@code SVC_STUB_JOURNAL_DIR}): kept as it is.
+         *
+         * @param directory the directory
+         * @return this builder
+         */
+        public Builder journalDir(Path directory) {
+            return set(Settings.JOURNAL_DIR, Objects.requireNonNull(directory, "directory").toString());
+        }
+
+        /**
+         * More options for the stub this extension starts ({@code "--fixtures", "flags.yaml"}), each
+         * as one argument; a stub started with other options than the run's is a stub of its own.
+         *
+         * @param args the stub's options
+         * @return this builder
+         */
+        public Builder args(String... args) {
+            for (String arg : args) {
+                if (Objects.requireNonNull(arg, "args").contains(Settings.ARGS_SEPARATOR)) {
+                    throw new IllegalArgumentException("args: " + arg.replace(Settings.ARGS_SEPARATOR, "\\0") + " holds a NUL");
+                }
+            }
+            given.put(Settings.ARGS.parameter(), String.join(Settings.ARGS_SEPARATOR, List.of(args)));
+            return this;
+        }
+
+        private Builder set(Settings.Setting setting, String value) {
+            if (Objects.requireNonNull(value, setting.parameter()).isBlank()) {
+                throw new IllegalArgumentException(setting.parameter().substring("svcstub.".length()) + ": empty");
+            }
+            given.put(setting.parameter(), value.strip());
+            return this;
+        }
+
+        /**
+         * The extension, for a {@code @RegisterExtension} field (static: one stub and namespace
+         * per test as usual; an instance field works too).
+         *
+         * @return the configured extension
+         */
+        public SvcStubExtension build() {
+            return new SvcStubExtension(given, true);
+        }
+    }
+
+    @Override
+    public void beforeAll(ExtensionContext context) {
+        claim(context);
+    }
+
+    @Override
+    public void beforeEach(ExtensionContext context) {
+        claim(context);
+    }
+
+    /** An extension built in code marks the contexts it serves, so a declared one there steps aside. */
+    private void claim(ExtensionContext context) {
+        if (inCode) {
+            context.getStore(STORE).put(REGISTERED, this);
+        }
+    }
+
+    /**
+     * Whether this extension serves {@code context}: the one built in code where there is one (a
+     * {@code @SvcStubFixtures} annotation declares one too: they must not compete), else the
+     * declared one.
+     */
+    private boolean serves(ExtensionContext context) {
+        Object registered = context.getStore(STORE).get(REGISTERED);
+        return registered == null || registered == this;
+    }
 
     @Override
     public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
-        return parameter.getParameter().getType() == SvcStub.class;
+        return parameter.getParameter().getType() == SvcStub.class && serves(context);
     }
 
     @Override
     public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
         try {
-            return namespaceOf(context).stub();
+            return namespaceOf(context, given).stub();
         } catch (SvcStubException | IllegalArgumentException failed) {
             throw new ParameterResolutionException(failed.getMessage(), failed);
         }
@@ -65,12 +228,16 @@ public final class SvcStubExtension implements ParameterResolver, AfterEachCallb
 
     @Override
     public void afterEach(ExtensionContext context) {
-        finish(context);
+        if (serves(context)) {
+            finish(context);
+        }
     }
 
     @Override
     public void afterAll(ExtensionContext context) {
-        finish(context);
+        if (serves(context)) {
+            finish(context);
+        }
     }
 
     /**
@@ -78,12 +245,12 @@ public final class SvcStubExtension implements ParameterResolver, AfterEachCallb
      * context's own id: a test's store also sees its class's values, and the class's namespace
      * must not become the test's.
      */
-    private static TestNamespace namespaceOf(ExtensionContext context) {
+    private static TestNamespace namespaceOf(ExtensionContext context, Map<String, String> given) {
         ExtensionContext.Store store = context.getStore(STORE);
         String key = namespaceKey(context);
         TestNamespace namespace = store.get(key, TestNamespace.class);
         if (namespace == null) { // one test's lifecycle runs on one thread: no other can be here
-            namespace = TestNamespace.open(runStub(context), context);
+            namespace = TestNamespace.open(runStub(context, given), context);
             store.put(key, namespace);
         }
         return namespace;
@@ -101,12 +268,17 @@ public final class SvcStubExtension implements ParameterResolver, AfterEachCallb
     }
 
     /**
-     * The run's stub, in the root store: one for every test class of the run. (JUnit 6 prefers
+     * The run's stub for these settings, in the root store: one for every test class of the run
+     * that was given the same ones in code (none: the declared extension's). (JUnit 6 prefers
      * {@code computeIfAbsent}, which JUnit 5 does not have; this one is in both.)
      */
     @SuppressWarnings("deprecation")
-    private static RunStub runStub(ExtensionContext context) {
-        return context.getRoot().getStore(STORE).getOrComputeIfAbsent(RunStub.class,
-                type -> new RunStub(new Settings(context::getConfigurationParameter, System.getenv())), RunStub.class);
+    private static RunStub runStub(ExtensionContext context, Map<String, String> given) {
+        return context.getRoot().getStore(STORE).getOrComputeIfAbsent(new RunKey(given),
+                key -> new RunStub(new Settings(given, context::getConfigurationParameter, System.getenv())), RunStub.class);
+    }
+
+    /** The root store's key of a run's stub: the settings given in code. */
+    private record RunKey(Map<String, String> given) {
     }
 }

@@ -1,6 +1,8 @@
 package dev.svcstub.junit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -51,12 +53,27 @@ class ErrorsTest {
         }
     }
 
-    /** Runs NeedsAStub with these parameters: the line both its tests failed with. */
+    /** Runs NeedsAStub with these parameters: the line both its tests failed with, the run's stub not had. */
     private static String lineThroughTheExtension(Launch launch) {
+        return lineThroughTheExtension(launch, true);
+    }
+
+    /** {@code cached}: the run's stub could not be had, once for both tests (else each failed on its own). */
+    private static String lineThroughTheExtension(Launch launch, boolean cached) {
         Launch.Outcome outcome = launch.run(NeedsAStub.class);
         String first = outcome.failure("first");
         assertEquals(first, outcome.failure("second"));
-        assertEquals(ParameterResolutionException.class, outcome.result("first").getThrowable().orElseThrow().getClass());
+        Throwable one = outcome.result("first").getThrowable().orElseThrow();
+        Throwable other = outcome.result("second").getThrowable().orElseThrow();
+        assertEquals(ParameterResolutionException.class, one.getClass());
+        // each test's failure its own (its own stack trace, never one object thrown on two threads), the first beneath
+        assertNotSame(one.getCause(), other.getCause());
+        assertEquals(one.getCause().getClass(), other.getCause().getClass());
+        if (cached) {
+            assertSame(one.getCause().getCause(), other.getCause().getCause());
+            assertEquals(one.getCause().getClass(), one.getCause().getCause().getClass());
+            assertEquals(one.getCause().getMessage(), one.getCause().getCause().getMessage());
+        }
         assertEquals(1, first.lines().count(), first);
         return first;
     }
@@ -130,7 +147,7 @@ class ErrorsTest {
         Launch.Outcome withToken = Launch.withParameter("svcstub.args", "--control-token s3cret")
                 .and("svcstub.control-token", "s3cret").run(NeedsAStub.class);
         assertEquals(Optional.empty(), withToken.result("first").getThrowable());
-        String without = lineThroughTheExtension(Launch.withParameter("svcstub.args", "--control-token s3cret"));
+        String without = lineThroughTheExtension(Launch.withParameter("svcstub.args", "--control-token s3cret"), false);
         assertTrue(without.matches("svc-stub: POST /_test/namespaces: 401 \\w+: .*; set SVC_STUB_CONTROL_TOKEN to the stub's"
                 + " --control-token"), without);
     }

@@ -46,7 +46,7 @@ class FixturesTest {
         assertEquals("grid", Http.valueOf(stub.url(), "pricing-layout"));
         // no namespace in the URL: the bound key says which
         Http.Seen byKey = Http.send(stub.baseUrl(), "/v1/flags/evaluate", "Bearer project-api-key_fixtures-keys",
-                "{\"targetingKey\":\"user-1\",\"flagKeys\":[\"beta-banner\"]}", Map.of(), Duration.ofSeconds(5));
+                "{\"targetingKey\":\"user-1\",\"flagKeys\":[\"beta-banner\"]}", Map.of(), Http.HANG_GUARD);
         assertTrue(byKey.body.contains("\"value\":true"), byKey::toString);
         assertEquals(3, stub.requests(Route.EVALUATE).size(), "the bound key's request is in the test's journal");
     }
@@ -112,7 +112,7 @@ class FixturesTest {
         Map<String, Object> body = Map.of("flags", Map.of("java-flag", Map.of("enabled", true, "variant", "jvm")));
         stub.setVendorFlags(body);
         Http.Seen flags = Http.send(stub.url(), "/flags?v=2", "Bearer phc_java", "{\"api_key\":\"phc_java\",\"distinct_id\":\"user-1\"}", Map.of(),
-                Duration.ofSeconds(5));
+                Http.HANG_GUARD);
         assertTrue(flags.body.contains("java-flag"), flags::toString);
     }
 }

@@ -62,6 +62,20 @@ class GuideTest {
     }
 
     @Test
+    void theReadmesLinksLeadToFilesThatExist() throws IOException {
+        Matcher link = Pattern.compile("\\]\\(([^)#\\s]+)[^)]*\\)").matcher(Files.readString(Path.of("README.md"), StandardCharsets.UTF_8));
+        int relative = 0;
+        while (link.find()) {
+            String target = link.group(1);
+            if (!target.contains("://")) {
+                relative++;
+                assertTrue(Files.isRegularFile(Path.of(target)), () -> "README.md links " + target + ", which does not exist");
+            }
+        }
+        assertTrue(relative >= 1, "README.md links the guide");
+    }
+
+    @Test
     void theInstallLinesNameThisLibrary() throws IOException {
         String guide = guide();
         for (String line : List.of("<groupId>dev.svcstub</groupId>", "<artifactId>svc-stub-junit</artifactId>",

@@ -1,6 +1,8 @@
 package dev.svcstub.junit;
 
 import java.io.IOException;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -16,9 +18,15 @@ final class Http {
     static final String SERVER_KEY = "Bearer project-api-key_java";
     static final String EVALUATE_BODY = "{\"targetingKey\":\"user-1\",\"flagKeys\":[\"checkout-v2\"]}";
 
+    /**
+     * How long a request may take: a guard against a hang, never a budget (on a busy machine an
+     * answer can take seconds, and a test waits for it).
+     */
+    static final Duration HANG_GUARD = Duration.ofSeconds(60);
+
     /** A client of its own per test: a fault that breaks a connection must not reach another test's requests. */
     private static HttpClient client() {
-        return HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
+        return HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(HANG_GUARD).build();
     }
 
     private Http() {
@@ -69,10 +77,36 @@ final class Http {
         return send(base, "/v1/flags/evaluate", SERVER_KEY, EVALUATE_BODY, headers, timeout);
     }
 
+    /**
+     * POST {base}/v1/flags/evaluate for user-1 and checkout-v2 over a plain socket, for an answer
+     * that never comes ({@code HANG}): the whole request is written before the client starts to
+     * wait, so however slow the machine the stub gets it, and the client gives up after
+     * {@code patience} with a {@link SocketTimeoutException}. (java.net.http's own timeout may
+     * fire before it has written anything, on a busy machine: then nothing reached the stub.)
+     */
+    static Seen evaluateGivingUp(String base, Map<String, String> headers, Duration patience) {
+        URI uri = URI.create(base + "/v1/flags/evaluate");
+        StringBuilder request = new StringBuilder("POST " + uri.getRawPath() + " HTTP/1.1\r\nHost: " + uri.getHost() + ":"
+                + uri.getPort() + "\r\nAuthorization: " + SERVER_KEY + "\r\nContent-Type: application/json\r\nContent-Length: "
+                + EVALUATE_BODY.getBytes(StandardCharsets.UTF_8).length + "\r\n");
+        headers.forEach((name, value) -> request.append(name).append(": ").append(value).append("\r\n"));
+        request.append("\r\n").append(EVALUATE_BODY);
+        long started = System.nanoTime();
+        try (Socket socket = new Socket(uri.getHost(), uri.getPort())) {
+            socket.getOutputStream().write(request.toString().getBytes(StandardCharsets.UTF_8));
+            socket.getOutputStream().flush();
+            socket.setSoTimeout((int) patience.toMillis());
+            int first = socket.getInputStream().read();
+            return new Seen(0, Map.of(), first < 0 ? "" : "an answer began: " + (char) first, null, since(started));
+        } catch (IOException failed) {
+            return new Seen(0, Map.of(), null, failed, since(started));
+        }
+    }
+
     /** POST {base}/v1/flags/evaluate for user-1 and {@code flagKey}. */
     static Seen evaluate(String base, String flagKey) {
         return send(base, "/v1/flags/evaluate", SERVER_KEY,
-                "{\"targetingKey\":\"user-1\",\"flagKeys\":[\"" + flagKey + "\"]}", Map.of(), Duration.ofSeconds(5));
+                "{\"targetingKey\":\"user-1\",\"flagKeys\":[\"" + flagKey + "\"]}", Map.of(), HANG_GUARD);
     }
 
     /** The value {@code base} serves for {@code flagKey}. */
@@ -87,7 +121,7 @@ final class Http {
     /** POST {base}/v1/capture with these events; it must be accepted. */
     static void capture(String base, Object... events) {
         Seen seen = send(base, "/v1/capture", SERVER_KEY, Json.write(Map.of("events", List.of(events))), Map.of(),
-                Duration.ofSeconds(5));
+                HANG_GUARD);
         if (seen.status != 200) {
             throw new AssertionError("capture: " + seen);
         }
@@ -95,7 +129,7 @@ final class Http {
 
     /** GET {base}{path} with this Authorization. */
     static Seen get(String base, String path, String authorization) {
-        return send(base, path, authorization, null, Map.of(), Duration.ofSeconds(5));
+        return send(base, path, authorization, null, Map.of(), HANG_GUARD);
     }
 
     static Seen send(String base, String path, String authorization, String body, Map<String, String> headers,

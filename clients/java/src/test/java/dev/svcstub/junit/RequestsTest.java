@@ -22,7 +22,7 @@ import org.opentest4j.AssertionFailedError;
 @ExtendWith(SvcStubExtension.class)
 class RequestsTest {
     /** A guard against a hang, not a budget: what the tests below wait for comes at once on any machine. */
-    private static final Duration HANG_GUARD = Duration.ofSeconds(60);
+    private static final Duration HANG_GUARD = Http.HANG_GUARD;
 
     @Test
     void aRecordedBodyReadsAsJsonInOneCall(SvcStub stub) {

@@ -9,6 +9,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -45,12 +46,18 @@ class WaitsTest {
         CompletableFuture<Void> late = CompletableFuture.runAsync(() -> Http.capture(stub.url(), EXPOSURE),
                 CompletableFuture.delayedExecutor(300, TimeUnit.MILLISECONDS));
         long started = System.nanoTime();
-        List<Map<String, Object>> events = stub.waitForSvcEvents(1, Duration.ofSeconds(10));
+        List<SvcEvent> events = stub.waitForSvcEvents(1, Http.HANG_GUARD);
         Duration took = Duration.ofNanos(System.nanoTime() - started);
         late.join();
         // it waited for the capture; had it run out, it would have thrown with what arrived
         assertTrue(took.toMillis() >= 250, () -> "the wait took " + took + "; the capture came after 300ms");
-        assertEquals(List.of(EXPOSURE), events);
+        assertEquals(List.of(EXPOSURE), events.stream().map(SvcEvent::fields).toList());
+        SvcEvent exposure = events.get(0);
+        assertTrue(exposure.isExposure());
+        assertEquals(Optional.of("checkout-v2"), exposure.flagKey());
+        assertEquals(Optional.of("user-1"), exposure.targetingKey());
+        assertEquals(Optional.of("treatment-b"), exposure.variant());
+        assertEquals("treatment-b", exposure.value());
     }
 
     @Test
@@ -60,17 +67,27 @@ class WaitsTest {
         WaitTimeoutError timeout = assertThrows(WaitTimeoutError.class, () -> stub.waitForSvcEvents(2, Duration.ofMillis(200)));
         assertTrue(Duration.ofNanos(System.nanoTime() - started).toMillis() >= 190);
         assertEquals("waited 200ms for 2 svcEvents, got 1:\n" + EXPOSURE_SHOWN, timeout.getMessage());
-        assertEquals(List.of(EXPOSURE), timeout.arrived());
+        assertEquals(List.of(SvcEvent.from(EXPOSURE)), timeout.arrived());
     }
 
     @Test
     void waitForEventsAndTargetsWaitOnTheirOwnLists(SvcStub stub) {
         Http.send(stub.url(), "/batch", "Bearer phc_java", Json.write(Map.of("api_key", "phc_java",
-                "batch", List.of(Map.of("event", "$pageview", "distinct_id", "user-1")))), Map.of(), Duration.ofSeconds(5));
-        Http.send(stub.url(), "/v1/targets/register", Http.SERVER_KEY, Json.write(Map.of("targetingKey", "user-1")),
-                Map.of(), Duration.ofSeconds(5));
-        assertEquals("$pageview", stub.waitForEvents(1).get(0).get("event"));
-        assertEquals("user-1", stub.waitForTargets(1).get(0).get("targetingKey"));
+                "batch", List.of(Map.of("event", "$pageview", "distinct_id", "user-1")))), Map.of(), Http.HANG_GUARD);
+        Http.send(stub.url(), "/v1/targets/register", Http.SERVER_KEY, Json.write(Map.of("targetingKey", "user-1", "kind", "user",
+                "properties", Map.of("plan", "pro"))), Map.of(), Http.HANG_GUARD);
+        Http.capture(stub.url(), Map.of("type", "signal", "targetingKey", "user-1", "name", "checkout-completed"));
+        VendorEvent pageview = stub.waitForEvents(1).get(0);
+        assertEquals(Optional.of("$pageview"), pageview.event());
+        assertEquals(Optional.of("user-1"), pageview.distinctId());
+        RegisteredTarget target = stub.waitForTargets(1).get(0);
+        assertEquals(Optional.of("user-1"), target.targetingKey());
+        assertEquals(Optional.of("user"), target.kind());
+        assertEquals(Map.of("plan", "pro"), target.properties());
+        Recorded recorded = stub.recorded();
+        assertEquals(List.of(), recorded.exposures());
+        assertEquals(Optional.of("checkout-completed"), recorded.signals().get(0).name());
+        assertEquals(new Recorded.Dropped(0, 0, 0), recorded.dropped());
         WaitTimeoutError none = assertThrows(WaitTimeoutError.class, () -> stub.waitForTargets(2, Duration.ofMillis(100)));
         assertTrue(none.getMessage().startsWith("waited 100ms for 2 targets, got 1:\n["), none.getMessage());
     }
@@ -83,7 +100,7 @@ class WaitsTest {
         assertEquals(1, evaluations.size());
         assertEquals("/v1/flags/evaluate", evaluations.get(0).path());
         assertEquals(200, evaluations.get(0).status().getAsInt());
-        assertEquals(2, stub.waitForRequests(2, null, Duration.ofSeconds(5)).size());
+        assertEquals(2, stub.waitForRequests(2, null, Http.HANG_GUARD).size());
 
         WaitTimeoutError timeout = assertThrows(WaitTimeoutError.class,
                 () -> stub.waitForRequests(2, Route.EVALUATE, Duration.ofMillis(200)));

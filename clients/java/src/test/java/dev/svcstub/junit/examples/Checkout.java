@@ -20,9 +20,15 @@ public final class Checkout {
 
     private final HttpClient http = HttpClient.newHttpClient();
     private final String serviceUrl;
+    private final Duration timeout;
 
     public Checkout(String serviceUrl) {
+        this(serviceUrl, Duration.ofSeconds(60));
+    }
+
+    public Checkout(String serviceUrl, Duration timeout) {
         this.serviceUrl = serviceUrl;
+        this.timeout = timeout;
     }
 
     public String variant(String userId) {
@@ -47,7 +53,7 @@ public final class Checkout {
 
     private HttpRequest post(String path, String json) {
         return HttpRequest.newBuilder(URI.create(serviceUrl + path))
-                .timeout(Duration.ofSeconds(2))
+                .timeout(timeout)
                 .header("Authorization", "Bearer project-api-key_checkout")
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(json))
