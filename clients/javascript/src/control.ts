@@ -6,7 +6,8 @@
 import { AssertionError } from "node:assert";
 import { readFile } from "node:fs/promises";
 
-import { StubError, StubUnreachable, WaitTimeout } from "./errors.js";
+import { answered, eachAnswered, type Shape } from "./answers.js";
+import { StubArgumentError, StubError, StubUnreachable, WaitTimeout } from "./errors.js";
 import { armingDocument, type ArmOptions, type ArmedFault, type SequenceOptions } from "./faults.js";
 import { exposuresIn, gapsMs, listed, requestsOf, type JsonObject, type Recorded, type RecordedRequest } from "./journal.js";
 import { PREFLIGHT, type FaultMode, type RouteFilter } from "./vocabulary.js";
@@ -46,6 +47,12 @@ export interface ServedFixtures {
 }
 
 const DEFAULT_WAIT_MS = 5_000;
+
+// The fields of each answer this helper reads (the rest is passed on as the stub sent it).
+const ARMED_FAULT: Shape = { id: "number", applyTo: "array", fired: "number" };
+const RECORDED: Shape = { events: "array", svcEvents: "array", targets: "array" };
+const REQUEST: Shape = { seq: "number", method: "string", path: "string", route: "string?", status: "number?", headers: "object" };
+const FLAGS: Shape = { flags: "array" };
 const MAX_WAIT_MS = 60_000;
 const NAMESPACE_PREFIX = "/ns/";
 
@@ -59,6 +66,8 @@ interface Call {
   unscoped?: boolean;
   text?: boolean;
   waitMs?: number;
+  /** The fields of the answer this helper reads, checked before it is used. */
+  shape?: Shape;
 }
 
 export class SvcStub {
@@ -87,20 +96,23 @@ export class SvcStub {
 
   /** The stub's version (its OpenAPI document's). */
   async version(): Promise<string> {
-    const document = (await this.#call({ method: "GET", path: "/_test/openapi.json", unscoped: true })) as {
-      info?: { version?: string };
-    };
-    return String(document.info?.version);
+    const document = await this.#call<{ info: { version: string } }>({
+      method: "GET",
+      path: "/_test/openapi.json",
+      unscoped: true,
+      shape: { info: { version: "string" } },
+    });
+    return document.info.version;
   }
 
   async health(): Promise<boolean> {
-    const body = (await this.#call({ method: "GET", path: "/health", unscoped: true })) as JsonObject;
-    return body.ok === true;
+    const body = await this.#call<{ ok: boolean }>({ method: "GET", path: "/health", unscoped: true, shape: { ok: "boolean" } });
+    return body.ok;
   }
 
   /** An address where nothing listens (the stub holds its port): a client sent there is refused at once. */
   async offlineUrl(): Promise<string> {
-    return ((await this.#call({ method: "GET", path: "/_test/offline", unscoped: true })) as { url: string }).url;
+    return (await this.#call<{ url: string }>({ method: "GET", path: "/_test/offline", unscoped: true, shape: { url: "string" } })).url;
   }
 
   /** Everything recorded and armed in the namespace cleared, its start-up fixtures served again. */
@@ -120,9 +132,12 @@ export class SvcStub {
   async arm(modeOrSequence: FaultMode | SequenceOptions, options: ArmOptions = {}): Promise<ArmedFault> {
     const document =
       typeof modeOrSequence === "string" ? armingDocument(modeOrSequence, options) : armingDocument(undefined, modeOrSequence);
-    const body = (await this.#call({ method: "POST", path: "/_test/fault", body: JSON.stringify(document) })) as {
-      fault: ArmedFault;
-    };
+    const body = await this.#call<{ fault: ArmedFault }>({
+      method: "POST",
+      path: "/_test/fault",
+      body: JSON.stringify(document),
+      shape: { fault: ARMED_FAULT },
+    });
     return body.fault;
   }
 
@@ -139,7 +154,8 @@ export class SvcStub {
     maybeBlock?: (armed: ArmedFault) => Promise<T> | T,
   ): Promise<T> {
     const block = typeof optionsOrBlock === "function" ? optionsOrBlock : maybeBlock;
-    if (block === undefined) throw new TypeError("withFault(): the last argument is the block to run with the fault armed");
+    // a missing callback is JavaScript's own TypeError, as in every API that takes one
+    if (typeof block !== "function") throw new TypeError("withFault(): the last argument is the block to run with the fault armed");
     const options = typeof optionsOrBlock === "function" ? {} : optionsOrBlock;
     const armed = typeof fault === "string" ? await this.arm(fault, options) : await this.arm(fault);
     try {
@@ -150,7 +166,8 @@ export class SvcStub {
   }
 
   async armed(): Promise<ArmedFault[]> {
-    return ((await this.#call({ method: "GET", path: "/_test/fault" })) as { armed: ArmedFault[] }).armed;
+    const body = await this.#call<{ armed: unknown[] }>({ method: "GET", path: "/_test/fault", shape: { armed: "array" } });
+    return eachAnswered<ArmedFault>(body.armed, ARMED_FAULT, "GET /_test/fault", "armed");
   }
 
   async disarm(id: number): Promise<void> {
@@ -164,7 +181,7 @@ export class SvcStub {
   // -- what was sent ------------------------------------------------------------------------
 
   async recorded(): Promise<Recorded> {
-    return (await this.#call({ method: "GET", path: "/_test/events" })) as Recorded;
+    return this.#call<Recorded>({ method: "GET", path: "/_test/events", shape: RECORDED });
   }
 
   /** Items of vendor `/batch` bodies. */
@@ -196,12 +213,12 @@ export class SvcStub {
 
   /** One request, as `requests()` lists it. */
   async request(seq: number): Promise<RecordedRequest> {
-    return requestsOf([(await this.#call({ method: "GET", path: `/_test/requests/${seq}` })) as object])[0]!;
+    return requestsOf([await this.#call<object>({ method: "GET", path: `/_test/requests/${seq}`, shape: REQUEST })])[0]!;
   }
 
   /** The namespace's inspector page, as one HTML file. */
   async snapshot(): Promise<string> {
-    return (await this.#call({ method: "GET", path: "/_test/ui/snapshot", text: true })) as string;
+    return this.#call<string>({ method: "GET", path: "/_test/ui/snapshot", text: true });
   }
 
   // -- waits: the stub's long-poll, never a sleep ---------------------------------------------
@@ -234,8 +251,15 @@ export class SvcStub {
   }
 
   async #requests(query: Record<string, string>, waitMs?: number): Promise<RecordedRequest[]> {
-    const body = await this.#call({ method: "GET", path: "/_test/requests", query: { ...query, bodies: "true" }, waitMs });
-    return requestsOf((body as { requests: object[] }).requests);
+    const call = "GET /_test/requests";
+    const body = await this.#call<{ requests: unknown[] }>({
+      method: "GET",
+      path: "/_test/requests",
+      query: { ...query, bodies: "true" },
+      waitMs,
+      shape: { requests: "array" },
+    });
+    return requestsOf(eachAnswered<object>(body.requests, REQUEST, call, "requests"));
   }
 
   async #waitForRecorded(
@@ -246,7 +270,7 @@ export class SvcStub {
   ): Promise<JsonObject[]> {
     const waitMs = waitOf(options);
     const query = { [minimum]: String(n), waitMs: String(waitMs) };
-    const got = ((await this.#call({ method: "GET", path: "/_test/events", query, waitMs })) as Recorded)[list];
+    const got = (await this.#call<Recorded>({ method: "GET", path: "/_test/events", query, waitMs, shape: RECORDED }))[list];
     if (got.length < n) {
       throw new WaitTimeout(`waited ${waitMs / 1000} s for ${n} ${list}, got ${got.length}:\n${JSON.stringify(got, null, 2)}`);
     }
@@ -292,7 +316,13 @@ export class SvcStub {
 
   /** `GET /_test/checks/{check}`: the stub's verdict; a failure is an AssertionError in the stub's words. */
   async #check(check: string, query: Record<string, string>, waitMs?: number): Promise<void> {
-    const verdict = (await this.#call({ method: "GET", path: `/_test/checks/${check}`, query, waitMs })) as { passed: boolean; message: string };
+    const verdict = await this.#call<{ passed: boolean; message: string }>({
+      method: "GET",
+      path: `/_test/checks/${check}`,
+      query,
+      waitMs,
+      shape: { passed: "boolean", message: "string" },
+    });
     if (!verdict.passed) throw new AssertionError({ message: verdict.message });
   }
 
@@ -300,28 +330,27 @@ export class SvcStub {
 
   /** Serves these fixtures (`merge`: over the served ones, key by key); the flag keys served. */
   async setFixtures(source: FixtureSource, options: { merge?: boolean } = {}): Promise<string[]> {
-    const body = (await this.#call(await documentCall("/_test/fixtures", source, options.merge))) as { flags: string[] };
+    const body = await this.#call<{ flags: string[] }>({ ...(await documentCall("/_test/fixtures", source, options.merge)), shape: FLAGS });
     return body.flags;
   }
 
   async servedFixtures(): Promise<ServedFixtures> {
-    return (await this.#call({ method: "GET", path: "/_test/fixtures" })) as ServedFixtures;
+    return this.#call<ServedFixtures>({ method: "GET", path: "/_test/fixtures", shape: { ...FLAGS, watching: "boolean" } });
   }
 
   /** Serves this `/flags` body verbatim on the vendor routes; the flag keys served. */
   async setVendorFlags(body: JsonObject): Promise<string[]> {
-    return ((await this.#call({ method: "POST", path: "/_test/flags", body: JSON.stringify(body) })) as { flags: string[] })
-      .flags;
+    return (await this.#call<{ flags: string[] }>({ method: "POST", path: "/_test/flags", body: JSON.stringify(body), shape: FLAGS })).flags;
   }
 
   /** Seeds the management plane (a fixture file's `management:` section); what it holds now. */
   async seedManagement(source: FixtureSource, options: { merge?: boolean } = {}): Promise<JsonObject> {
-    return (await this.#call(await documentCall("/_test/management", source, options.merge))) as JsonObject;
+    return this.#call<JsonObject>({ ...(await documentCall("/_test/management", source, options.merge)), shape: {} });
   }
 
   /** The management plane as it is now: every organisation, no key or token. */
   async management(): Promise<JsonObject> {
-    return (await this.#call({ method: "GET", path: "/_test/management" })) as JsonObject;
+    return this.#call<JsonObject>({ method: "GET", path: "/_test/management", shape: {} });
   }
 
   /** Per-key rate limits until reset: every key's, and some keys' own. */
@@ -341,21 +370,28 @@ export class SvcStub {
     options: { keys?: readonly string[]; fixtures?: FixtureSource } = {},
   ): Promise<SvcStub> {
     const body = JSON.stringify({ ...(typeof name === "string" ? { name } : name), keys: options.keys ?? [] });
-    const created = (await this.#call({ method: "POST", path: "/_test/namespaces", body, unscoped: true })) as { name: string };
+    const created = await this.#call<{ name: string }>({
+      method: "POST",
+      path: "/_test/namespaces",
+      body,
+      unscoped: true,
+      shape: { name: "string" },
+    });
     const client = this.inNamespace(created.name);
     if (options.fixtures !== undefined) await client.setFixtures(options.fixtures);
     return client;
   }
 
   async namespaces(): Promise<NamespaceInfo[]> {
-    const body = (await this.#call({ method: "GET", path: "/_test/namespaces", unscoped: true })) as { namespaces: NamespaceInfo[] };
-    return body.namespaces;
+    const call = "GET /_test/namespaces";
+    const body = await this.#call<{ namespaces: unknown[] }>({ method: "GET", path: "/_test/namespaces", unscoped: true, shape: { namespaces: "array" } });
+    return eachAnswered<NamespaceInfo>(body.namespaces, { name: "string", recorded: "object" }, call, "namespaces");
   }
 
   /** Deletes a namespace and everything in it (by default this client's own). */
   async deleteNamespace(name?: string): Promise<void> {
     const doomed = name ?? this.namespace;
-    if (doomed === undefined) throw new TypeError("deleteNamespace(): name a namespace (this client is in none)");
+    if (doomed === undefined) throw new StubArgumentError("deleteNamespace(): name a namespace (this client is in none)");
     await this.#call({ method: "DELETE", path: `/_test/namespaces/${encodeURIComponent(doomed)}`, unscoped: true });
   }
 
@@ -369,7 +405,7 @@ export class SvcStub {
     }
   }
 
-  async #call(call: Call): Promise<unknown> {
+  async #call<T>(call: Call): Promise<T> {
     const query = call.query ? `?${new URLSearchParams(call.query)}` : "";
     const target = `${call.unscoped ? this.baseUrl : this.url}${call.path}${query}`;
     const headers: Record<string, string> = {};
@@ -388,17 +424,20 @@ export class SvcStub {
       throw new StubUnreachable(
         `svc-stub at ${this.baseUrl} does not answer (${reason}); start one there (svc-stub --port ${portOf(this.baseUrl)}) or correct the URL`,
         reason,
+        { cause: error },
       );
     }
     const text = await answer.text();
     if (!answer.ok) throw stubError(answer.status, text);
-    if (call.text) return text;
+    if (call.text) return text as T;
+    let parsed: unknown;
     try {
-      return JSON.parse(text);
-    } catch {
+      parsed = JSON.parse(text);
+    } catch (error) {
       const reason = `${call.path} answers something other than JSON`;
-      throw new StubUnreachable(`${this.baseUrl} does not answer as svc-stub (${reason}); correct the URL`, reason);
+      throw new StubUnreachable(`${this.baseUrl} does not answer as svc-stub (${reason}); correct the URL`, reason, { cause: error });
     }
+    return call.shape === undefined ? (parsed as T) : answered<T>(parsed, call.shape, `${call.method} ${call.path}`);
   }
 }
 
@@ -414,7 +453,7 @@ async function documentCall(path: string, source: FixtureSource, merge = false):
 function waitOf(options: WaitOptions): number {
   const timeoutMs = options.timeoutMs ?? DEFAULT_WAIT_MS;
   if (!(timeoutMs >= 0 && timeoutMs <= MAX_WAIT_MS)) {
-    throw new RangeError(`timeoutMs: expected 0 to ${MAX_WAIT_MS}, got ${timeoutMs}`);
+    throw new StubArgumentError(`timeoutMs: expected 0 to ${MAX_WAIT_MS}, got ${timeoutMs}`);
   }
   return Math.round(timeoutMs);
 }

@@ -1,4 +1,5 @@
 /** Faults as the stub arms them: what a test writes, checked before it is sent. */
+import { StubArgumentError } from "./errors.js";
 import { FAULT_HEADERS, FAULT_MODES, SELECTORS, type FaultMode, type Selector } from "./vocabulary.js";
 
 /** What a fault answers with, for the modes that take it. */
@@ -68,12 +69,12 @@ export function armingDocument(mode: FaultMode | undefined, options: ArmOptions 
   if (mode !== undefined) checkMode(mode);
   const unknown = Object.keys(options).filter((name) => !ARM_OPTIONS.has(name));
   if (unknown.length) {
-    throw new TypeError(`arm(): unknown option '${unknown[0]}'; the options are ${[...ARM_OPTIONS].join(", ")}`);
+    throw new StubArgumentError(`arm(): unknown option '${unknown[0]}'; the options are ${[...ARM_OPTIONS].join(", ")}`);
   }
   const applyTo = options.applyTo;
   for (const selector of applyTo === undefined ? [] : typeof applyTo === "string" ? [applyTo] : applyTo) {
     if (!(SELECTORS as readonly string[]).includes(selector)) {
-      throw new TypeError(`applyTo: unknown selector '${selector}'; the selectors are ${SELECTORS.join(", ")}`);
+      throw new StubArgumentError(`applyTo: unknown selector '${selector}'; the selectors are ${SELECTORS.join(", ")}`);
     }
   }
   if ("sequence" in options) {
@@ -89,20 +90,29 @@ export function armingDocument(mode: FaultMode | undefined, options: ArmOptions 
   return document;
 }
 
+const HEADER_PARAMETERS = new Set(["delayMs", "status", "retryAfter"]);
+
 function checkMode(mode: string): void {
   if (!(FAULT_MODES as readonly string[]).includes(mode)) {
     // A status guessed as a mode (arm("503")) is told where a status goes.
     const hint = /^[2-5]\d\d$/.test(String(mode)) ? `; for a ${mode}, use mode "status" with status: ${mode}` : "";
-    throw new TypeError(`unknown fault mode '${mode}'; the modes are ${FAULT_MODES.join(", ")}${hint}`);
+    throw new StubArgumentError(`unknown fault mode '${mode}'; the modes are ${FAULT_MODES.join(", ")}${hint}`);
   }
 }
 
 /**
- * The headers that fault one request, whatever is armed: give them to the client's request
- * (`{ headers: faultHeaders("status", { status: 503, retryAfter: 2 }) }`).
+ * The headers that fault one request, whatever is armed: a module function (no stub needed), its
+ * headers given to the client's request (`{ headers: faultHeaders("status", { status: 503,
+ * retryAfter: 2 }) }`); `faultHeaders("none")` lets that request through an armed fault.
  */
-export function faultHeaders(mode: FaultMode, parameters: Omit<FaultParameters, "body"> = {}): Record<string, string> {
-  checkMode(mode);
+export function faultHeaders(mode: FaultMode | "none", parameters: Omit<FaultParameters, "body"> = {}): Record<string, string> {
+  if (mode !== "none") checkMode(mode);
+  const unknown = Object.keys(parameters).filter((name) => !HEADER_PARAMETERS.has(name));
+  if (unknown.length) {
+    throw new StubArgumentError(
+      `faultHeaders(): unknown parameter '${unknown[0]}'; the parameters are ${[...HEADER_PARAMETERS].join(", ")} (a body is armed, not sent as a header)`,
+    );
+  }
   const headers: Record<string, string> = { [FAULT_HEADERS.mode]: mode };
   if (parameters.delayMs !== undefined) headers[FAULT_HEADERS.delayMs] = String(parameters.delayMs);
   if (parameters.status !== undefined) headers[FAULT_HEADERS.status] = String(parameters.status);

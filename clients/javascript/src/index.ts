@@ -5,7 +5,7 @@
  * `svc-stub/playwright`.
  */
 export { SvcStub, type ClientOptions, type FixtureSource, type NamespaceInfo, type ServedFixtures, type WaitOptions } from "./control.js";
-export { StubError, StubStartError, StubUnreachable, WaitTimeout } from "./errors.js";
+export { StubAnswerError, StubArgumentError, StubError, StubStartError, StubUnreachable, SvcStubError, WaitTimeout } from "./errors.js";
 export {
   faultHeaders,
   type ArmOptions,
@@ -18,7 +18,7 @@ export { exposuresIn, gapsMs, type FaultRecord, type JsonObject, type Recorded, 
 export { closeNamespace, JOURNAL_VARIABLE, openNamespace, type KeptJournal, type NamespaceOptions } from "./namespace.js";
 export { BIN_VARIABLE, checkStub, READY_PREFIX, runStub, TOKEN_VARIABLE, URL_VARIABLE, type RunStub, type StartOptions } from "./run.js";
 export { startRunStub, stopRunStub } from "./global-setup.js";
-export { VERSION } from "./version.js";
+export { isRecentEnough, VERSION } from "./version.js";
 export {
   FAULT_HEADERS,
   FAULT_MODES,

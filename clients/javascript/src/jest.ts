@@ -8,7 +8,7 @@
  * One stub for the run: with `globalSetup: "svc-stub/global-setup"` and `globalTeardown:
  * "svc-stub/global-teardown"` it is started once and stopped at the end; without them, the first
  * test file to need it has `svc-stub shared` start it and the others attach to it, and it stops
- * when Jest exits. A failed test's error names its journal.
+ * when Jest exits. A failed test's failure names its journal (the error it threw is left as it was).
  */
 import { test as jestTest } from "@jest/globals";
 
@@ -121,19 +121,28 @@ async function inNamespace(name: string, fn: SvcStubTestFn, options: NamespaceOp
       throw error;
     }
     const kept = await closeNamespace(client, { id, failed: true });
-    if (kept && error instanceof Error) appendLine(error, kept.line);
-    throw error;
+    throw kept && error instanceof Error ? withLine(error, kept.line) : error;
   }
   await closeNamespace(client, { id, failed: false });
 }
 
-/** The failure's own message then says where its journal is. */
-function appendLine(error: Error, line: string): void {
-  const before = error.message;
-  // read before the message changes: V8 writes a stack out on its first read, with the message of then
+/**
+ * The failure as Jest shows it, its message then the line that names its journal; the error
+ * the test threw is left as it was (its message, its stack, its own fields). What is thrown
+ * instead is a view of it: an object whose prototype is that error (so `instanceof`, a matcher's
+ * `matcherResult` and any other field read the same) with a message and a stack of its own.
+ */
+function withLine(error: Error, line: string): Error {
   const stack = error.stack;
-  error.message = `${before}\n\n${line}`;
-  if (stack?.includes(before)) error.stack = stack.replace(before, error.message);
+  const message = `${error.message}\n\n${line}`;
+  const view = Object.create(error) as Error;
+  Object.defineProperty(view, "message", { value: message, configurable: true, writable: true });
+  Object.defineProperty(view, "stack", {
+    value: stack?.includes(error.message) ? stack.replace(error.message, message) : `${stack ?? error.name}\n\n${line}`,
+    configurable: true,
+    writable: true,
+  });
+  return view;
 }
 
 /**

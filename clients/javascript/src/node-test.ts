@@ -5,7 +5,9 @@
  * The stub is the one at `SVC_STUB_URL`, else the run's: the first file to need it has
  * `svc-stub shared` start it, the others attach to it, and it stops when `node --test` exits
  * (Node 24's `--test-global-setup svc-stub/global-setup` stops it at the run's end itself).
- * Tests of one file take turns by default; with `concurrency`, `svcStub.of(t)` is each test's own.
+ * Tests of one file take turns by default; with `concurrency`, `svcStub.of(t)` is each test's own:
+ * while tests of it run at once, the file-level `svcStub` refuses every use with an error that
+ * says so, rather than stand for whichever test started last.
  */
 import { afterEach, before, beforeEach, type TestContext } from "node:test";
 
@@ -13,6 +15,7 @@ import type { SvcStub } from "./control.js";
 import { closeNamespace, openNamespace, type NamespaceOptions } from "./namespace.js";
 import { runStub } from "./run.js";
 import { currentOf, type Current } from "./current.js";
+import { SvcStubError } from "./errors.js";
 
 /** The running test's control client, and each test's by its context. */
 export type NodeTestSvcStub = SvcStub & {
@@ -24,19 +27,32 @@ export type NodeTestSvcStub = SvcStub & {
 export function useSvcStub(options: NamespaceOptions = {}): NodeTestSvcStub {
   let stubUrl: string | undefined;
   const byTest = new WeakMap<object, SvcStub>();
-  const current: Current = { client: undefined, where: "a node:test test (useSvcStub())" };
+  // tests between their beforeEach and afterEach; while two overlap (and until all of them end), the file's svcStub is refused
+  let running = 0;
+  let concurrent = false;
+  const current: Current = {
+    client: undefined,
+    where: "a node:test test (useSvcStub())",
+    refused: (name) =>
+      concurrent
+        ? `svcStub.${name}: this file's tests run at once ({ concurrency: true }), so svcStub cannot tell which test is ` +
+          `asking; use the test's own client: test("...", async (t) => { const stub = svcStub.of(t); await stub.${name}... })`
+        : undefined,
+  };
 
   before(async () => {
     stubUrl = (await runStub()).url;
   });
   beforeEach(async (context) => {
     const t = context as TestContext; // an each-hook's context is its test's
+    if (++running > 1) concurrent = true;
     const client = await openNamespace(stubUrl!, testName(t), options);
     byTest.set(t, client);
     current.client = client;
   });
   afterEach(async (context) => {
     const t = context as TestContext;
+    if (--running === 0) concurrent = false; // the tests that ran at once are done: one at a time again
     const client = byTest.get(t);
     if (client === undefined) return;
     byTest.delete(t);
@@ -49,7 +65,9 @@ export function useSvcStub(options: NamespaceOptions = {}): NodeTestSvcStub {
 
   const of = (t: TestContext): SvcStub => {
     const client = byTest.get(t);
-    if (client === undefined) throw new Error("svcStub.of(t): this test has no namespace (is useSvcStub() in its file?)");
+    if (client === undefined) {
+      throw new SvcStubError("svcStub.of(t): this test has no namespace: give it the t its own function gets, in the file (or describe) that called useSvcStub()");
+    }
     return client;
   };
   return currentOf(current, { of }) as NodeTestSvcStub;

@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { isMainThread } from "node:worker_threads";
 
 import { SvcStub } from "./control.js";
-import { StubError, StubStartError, StubUnreachable } from "./errors.js";
+import { StubAnswerError, StubError, StubStartError, StubUnreachable } from "./errors.js";
 import { isRecentEnough, VERSION } from "./version.js";
 
 export const URL_VARIABLE = "SVC_STUB_URL";
@@ -106,7 +106,7 @@ export async function checkStub(url: string): Promise<void> {
   const control = new SvcStub(url, { controlToken: process.env[TOKEN_VARIABLE] });
   let version: string;
   try {
-    if (!(await control.health())) throw new Error("its /health does not say ok");
+    if (!(await control.health())) throw new StubAnswerError("its /health does not say ok");
     version = await control.version();
   } catch (error) {
     const problem =
@@ -119,6 +119,7 @@ export async function checkStub(url: string): Promise<void> {
       `svc-stub: ${named} does not answer as svc-stub (${problem.split("\n")[0]}); ` +
         `start one there (svc-stub --port PORT) or unset ${URL_VARIABLE} to have one started`,
       problem,
+      { cause: error },
     );
   }
   if (!isRecentEnough(version)) {

@@ -44,6 +44,14 @@ test("the run fails, and the failed test's error names one journal file, in SVC_
   );
 });
 
+test("the error a failed test threw is shown with the journal's line, and left as it was", () => {
+  const failed = result("fails with an error of its own");
+  expect(failed.status).toBe("failed");
+  expect(failed.named).toHaveLength(1);
+  expect(failed.failureMessages[0]).toMatch(/^Error: the test's own error\n\nsvc-stub journal of this test: /);
+  expect(result("the error that test threw is left as it was").status).toBe("passed");
+});
+
 test("the journal is an HTML page listing the request the failed test made, and no other test's", () => {
   const [path] = result("fails after one request").named;
   expect(existsSync(path)).toBe(true);
@@ -57,9 +65,9 @@ test("the journal is an HTML page listing the request the failed test made, and 
 test("a passing test leaves no journal file, nor a test.failing that fails as declared", () => {
   expect(result("passes after one request")).toMatchObject({ status: "passed", failureMessages: [], named: [] });
   expect(result("fails as it is declared to, and so passes")).toMatchObject({ status: "passed", named: [] });
-  // the directory holds the four failed tests' journals, and nothing else
+  // the directory holds the five failed tests' journals, and nothing else
   const failed = run.tests.filter((t) => t.status === "failed").map((t) => result(t.title).named[0]);
-  expect(failed).toHaveLength(4);
+  expect(failed).toHaveLength(5);
   expect(readdirSync(journals).map((file) => join(journals, file)).sort()).toStrictEqual(failed.sort());
   for (const path of failed) expect(readFileSync(path, "utf8")).not.toContain("asked-by-a-passing-test");
 });

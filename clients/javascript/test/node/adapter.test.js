@@ -55,6 +55,30 @@ describe("a namespace per test", () => {
     }
   });
 
+  describe("the file's svcStub while tests run at once", { concurrency: true }, () => {
+    // each waits for the other to be running: both are, whatever the machine's speed
+    let arrived = 0;
+    let bothRunning;
+    const both = new Promise((resolve) => (bothRunning = resolve));
+    for (const n of [1, 2]) {
+      test(`refuses, and says to use svcStub.of(t) (${n})`, async (t) => {
+        if (++arrived === 2) bothRunning();
+        await both;
+        assert.throws(() => svcStub.arm, {
+          name: "SvcStubError",
+          message:
+            "svcStub.arm: this file's tests run at once ({ concurrency: true }), so svcStub cannot tell which test is asking; " +
+            'use the test\'s own client: test("...", async (t) => { const stub = svcStub.of(t); await stub.arm... })',
+        });
+        assert.match(svcStub.of(t).namespace, new RegExp(`svcStub\\.of-t-${n}-[0-9a-f]{8}$`)); // its own
+      });
+    }
+  });
+
+  test("once those are done, the file's svcStub is the running test's again", () => {
+    assert.match(svcStub.namespace, /-running-test-s-again-[0-9a-f]{8}$/);
+  });
+
   test("outside a test, the client says where it can be used", () => {
     assert.throws(() => unused.url, {
       message: "svcStub.url: there is no test running; use it inside a node:test test (useSvcStub())",

@@ -5,7 +5,7 @@ import { createServer } from "node:http";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
 
-import { runStub, StubStartError, StubUnreachable, SvcStub, VERSION } from "svc-stub";
+import { isRecentEnough, runStub, StubAnswerError, StubStartError, StubUnreachable, SvcStub, SvcStubError, VERSION } from "svc-stub";
 
 /** The clone this package is part of: what its messages tell to install. */
 const CLONE = fileURLToPath(new URL("../../../../", import.meta.url)).replace(/\/$/, "");
@@ -150,10 +150,66 @@ describe("SVC_STUB_URL", () => {
     });
   });
 
+  test("unreachable keeps its cause: what fetch said, with the system's error under it", async () => {
+    const closed = await serving(() => {});
+    await closed.close();
+    const error = await new SvcStub(closed.url).armed().catch((e) => e);
+    assert.ok(error instanceof StubUnreachable && error instanceof SvcStubError);
+    assert.equal(error.reason, "ECONNREFUSED");
+    assert.equal(error.cause?.name, "TypeError"); // fetch's "fetch failed"
+    assert.equal(error.cause?.cause?.code, "ECONNREFUSED");
+    const checked = await withStubUrl(closed.url, () => runStub()).catch((e) => e);
+    assert.ok(checked instanceof StubUnreachable);
+    assert.ok(checked.cause instanceof StubUnreachable, "the check's error keeps the client's, and through it fetch's");
+    assert.equal(checked.cause.cause?.cause?.code, "ECONNREFUSED");
+  });
+
+  test("an answer of another shape (a stub of another version): which call, which field, what to check", async () => {
+    const other = await serving((request, response) => {
+      const bodies = { "/_test/fault": { faults: [] }, "/_test/events": { events: [], svcEvents: "none", targets: [] }, "/health": { ok: "yes" } };
+      response.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(bodies[request.url.split("?")[0]] ?? {}));
+    });
+    try {
+      const client = new SvcStub(other.url);
+      const expects = (call, field) =>
+        new RegExp(`^svc-stub answered ${call} with ${field}, where this helper \\(${VERSION}\\) expects .*: is the stub there svc-stub ${VERSION}\\? \\(svc-stub --version\\)$`);
+      await assert.rejects(client.armed(), { name: "StubAnswerError", message: expects("GET /_test/fault", "armed missing") });
+      await assert.rejects(client.recorded(), { name: "StubAnswerError", message: expects("GET /_test/events", 'svcEvents = "none"') });
+      await assert.rejects(client.health(), { name: "StubAnswerError", message: expects("GET /health", 'ok = "yes"') });
+      await assert.rejects(client.version(), { name: "StubAnswerError", message: expects("GET /_test/openapi.json", "info missing") });
+      const error = await client.offlineUrl().catch((e) => e);
+      assert.ok(error instanceof StubAnswerError && error instanceof SvcStubError, String(error));
+    } finally {
+      await other.close();
+    }
+  });
+
   test("a namespace name the stub refuses: its own words, naming its rule", async () => {
     await assert.rejects(new SvcStub(running.url).createNamespace("no spaces"), {
       name: "StubError",
       message: /^400 INVALID_NAMESPACE: name: 'no spaces' is not a namespace name \(1 to 64 of/,
     });
+  });
+});
+
+describe("which stub is recent enough: semver precedence", () => {
+  test("prereleases come before their release; build metadata counts for nothing", () => {
+    const cases = [
+      ["0.1.0", "0.1.0", true],
+      ["0.1.1", "0.1.0", true],
+      ["0.2.0-rc.1", "0.1.0", true],
+      ["0.1.0-rc.1", "0.1.0", false], // the helper's own version's prerelease: older than it
+      ["0.1.0+build.7", "0.1.0", true],
+      ["0.0.9", "0.1.0", false],
+      ["0.10.0", "0.9.0", true], // numbers, not text
+      ["1.0.0-alpha", "1.0.0-alpha.1", false],
+      ["1.0.0-alpha.1", "1.0.0-alpha.beta", false], // a numeric identifier comes first
+      ["1.0.0-beta.11", "1.0.0-beta.2", true],
+      ["1.0.0-rc.1", "1.0.0-beta.11", true],
+      ["1.0.0", "1.0.0-rc.1", true],
+      ["not a version", "0.1.0", false],
+      ["undefined", "0.1.0", false],
+    ];
+    for (const [stub, need, expected] of cases) assert.equal(isRecentEnough(stub, need), expected, `${stub} for ${need}`);
   });
 });

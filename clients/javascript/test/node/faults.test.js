@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { FAULT_MODES, faultHeaders, StubError } from "svc-stub";
+import { FAULT_MODES, faultHeaders, StubArgumentError, StubError, SvcStubError } from "svc-stub";
 import { useSvcStub } from "svc-stub/node-test";
 
 import { evaluate, WAIT_HANG_GUARD_MS } from "../support.js";
@@ -116,10 +116,21 @@ describe("armed for a block, or for the rest of the test", () => {
   });
 });
 
+describe("faultHeaders, a module function", () => {
+  test('faultHeaders("none") lets one request through whatever is armed', async () => {
+    assert.deepEqual(faultHeaders("none"), { "X-Svc-Test-Fault": "none" });
+    await svcStub.arm("500", { applyTo: "evaluate" });
+    assert.equal((await evaluate(svcStub.url, { headers: faultHeaders("none") })).status, 200);
+    assert.equal((await evaluate(svcStub.url)).status, 500);
+    const faults = (await svcStub.requests("evaluate")).map((r) => r.fault && { mode: r.fault.mode, source: r.fault.source });
+    assert.deepEqual(faults, [{ mode: "none", source: "header" }, { mode: "500", source: "armed" }]);
+  });
+});
+
 describe("a mistake is one line, before anything is sent", () => {
   test("an unknown mode lists the modes", async () => {
     await assert.rejects(svcStub.arm("boom"), {
-      name: "TypeError",
+      name: "StubArgumentError",
       message: `unknown fault mode 'boom'; the modes are ${FAULT_MODES.join(", ")}`,
     });
     assert.deepEqual(await svcStub.requests(), []);
@@ -127,12 +138,12 @@ describe("a mistake is one line, before anything is sent", () => {
 
   test("a status given as a mode is told the status mode", async () => {
     await assert.rejects(svcStub.arm("503"), {
-      name: "TypeError",
+      name: "StubArgumentError",
       message: `unknown fault mode '503'; the modes are ${FAULT_MODES.join(", ")}; for a 503, use mode "status" with status: 503`,
     });
     for (const notAStatus of ["150", "600", "0503"]) {
       await assert.rejects(svcStub.arm(notAStatus), {
-        name: "TypeError",
+        name: "StubArgumentError",
         message: `unknown fault mode '${notAStatus}'; the modes are ${FAULT_MODES.join(", ")}`,
       });
     }
@@ -145,6 +156,33 @@ describe("a mistake is one line, before anything is sent", () => {
 
   test("an unknown option names itself", async () => {
     await assert.rejects(svcStub.arm("500", { ttl: 1 }), /arm\(\): unknown option 'ttl'/);
+  });
+
+  test("the helper's refusals are the stub's kind: a StubError with the stub's status and INVALID_ARGUMENT", async () => {
+    for (const wrong of [
+      () => svcStub.arm("boom"),
+      () => svcStub.arm("500", { applyTo: "evaluation" }),
+      () => svcStub.arm("500", { ttl: 1 }),
+      () => svcStub.arm({ sequence: ["boom"] }),
+      () => svcStub.waitForRequests(1, { timeoutMs: 60_001 }),
+      () => svcStub.inNamespace("x").inNamespace(undefined).deleteNamespace(),
+      async () => faultHeaders("boom"),
+      async () => faultHeaders("500", { body: "x" }),
+    ]) {
+      const error = await wrong().catch((e) => e);
+      assert.ok(error instanceof StubArgumentError && error instanceof StubError && error instanceof SvcStubError, String(error));
+      assert.deepEqual([error.status, error.code], [400, "INVALID_ARGUMENT"]);
+      assert.equal(error.message, error.detail);
+    }
+    // a callback that is not one is JavaScript's own TypeError, as for every API that takes one
+    await assert.rejects(svcStub.withFault("500", {}), { name: "TypeError", message: /withFault\(\): the last argument is the block/ });
+  });
+
+  test("faultHeaders names an unknown parameter (a body is armed, not sent)", () => {
+    assert.throws(() => faultHeaders("500", { body: "x" }), {
+      name: "StubArgumentError",
+      message: "faultHeaders(): unknown parameter 'body'; the parameters are delayMs, status, retryAfter (a body is armed, not sent as a header)",
+    });
   });
 
   test("what the stub refuses comes back as a StubError with its code and message", async () => {

@@ -1,6 +1,7 @@
 // Compiled, never run: a typo in a fault mode, selector or route does not compile
 // (`tsc -p test`, part of `npm test`). Each @ts-expect-error fails the build if the line compiles.
 import { faultHeaders, type SvcStub } from "svc-stub";
+import { inject } from "vitest";
 import { test as vitestTest } from "svc-stub/vitest";
 import { test as playwrightTest } from "svc-stub/playwright";
 import { test as jestTest, withSvcStub } from "svc-stub/jest";
@@ -13,6 +14,7 @@ export async function typed(svcStub: SvcStub): Promise<void> {
   await svcStub.withFault("reset", { applyTo: "flags" }, async (armed) => armed.id);
   await svcStub.requests("projects.create");
   faultHeaders("slow_body", { delayMs: 10 });
+  faultHeaders("none"); // lets one request through whatever is armed
   const [sent] = await svcStub.requests("capture");
   const body: { events: unknown[] } | undefined = sent?.json<{ events: unknown[] }>();
   const text: string | undefined = sent?.text();
@@ -38,12 +40,20 @@ export async function typed(svcStub: SvcStub): Promise<void> {
   await svcStub.assertNoRequest();
   // @ts-expect-error: a test's name, or a name
   await svcStub.createNamespace({ name: "x" });
+  // @ts-expect-error: a body is armed, never sent as a header
+  faultHeaders("500", { body: "x" });
 }
 
-vitestTest("vitest", async ({ svcStub }) => {
+vitestTest("vitest", async ({ svcStub, svcStubUrl, svcStubOptions }) => {
   const url: string = svcStub.url;
-  void url;
+  const stub: string = svcStubUrl;
+  // @ts-expect-error: the fixtures keep their types (no `any`): a string is no number
+  const wrong: number = svcStub.url;
+  void [url, stub, wrong, svcStubOptions.keys, inject("svcStubUrl").toUpperCase()];
 });
+vitestTest.override({ svcStubOptions: { keys: ["phc_mine"] } });
+// @ts-expect-error: svcStubOptions has no such option
+vitestTest.override({ svcStubOptions: { key: "phc_mine" } });
 playwrightTest("playwright", async ({ svcStub, page }) => {
   await page.goto(svcStub.url);
 });

@@ -3,6 +3,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { isMainThread } from "node:worker_threads";
 
+import { inject } from "vitest";
 import { expect, test } from "svc-stub/vitest";
 
 import { evaluate, valueOf } from "../support.js";
@@ -17,8 +18,8 @@ export function crosstalkTests(file) {
       expect((await evaluate(svcStub.url, { flagKeys: ["mine"] })).status).toBe(i % 2 ? 500 : 200);
       expect(await valueOf(svcStub.url, "mine")).toBe(mine);
       expect(await svcStub.requests("evaluate")).toHaveLength(2);
-      // every worker uses the run's one stub (global setup), never one of its own
-      expect(svcStub.baseUrl).toBe(process.env.SVC_STUB_URL);
+      // every worker uses the run's one stub (global setup, provided to workers), never one of its own
+      expect(svcStub.baseUrl).toBe(inject("svcStubUrl"));
       expect(isMainThread).toBe(false);
     });
   }

@@ -1,4 +1,5 @@
 // Per-test fixtures and keys, faults for a block, waits, through Vitest's fixtures.
+import { inject } from "vitest";
 import { describe, expect, test } from "svc-stub/vitest";
 
 import { capture, evaluate, valueOf, WAIT_HANG_GUARD_MS } from "../support.js";
@@ -25,6 +26,12 @@ describe("with svcStubOptions", () => {
     expect(answer.status).toBe(200);
     expect(await svcStub.requests("flags")).toHaveLength(1);
   });
+});
+
+test("the run's stub reaches the worker through Vitest's provide/inject, typed fixtures and all", async ({ svcStub, svcStubUrl }) => {
+  expect(inject("svcStubUrl")).toBe(svcStubUrl);
+  expect(svcStub.baseUrl).toBe(svcStubUrl);
+  expect(process.env.SVC_STUB_URL ?? "").toBe(process.env.SVC_STUB_URL_BEFORE_THE_RUN); // not set by the global setup
 });
 
 test("without options, the run's fixtures", async ({ svcStub }) => {

@@ -8,6 +8,8 @@ export default defineConfig({
     root: new URL(".", import.meta.url).pathname,
     include: ["*.test.js"],
     globalSetup: ["svc-stub/global-setup"],
+    // what SVC_STUB_URL was before the global setup ran: it hands the stub over by provide/inject, not by this variable
+    env: { SVC_STUB_URL_BEFORE_THE_RUN: process.env.SVC_STUB_URL ?? "" },
     pool: "threads",
     maxWorkers: 3,
     fileParallelism: true,

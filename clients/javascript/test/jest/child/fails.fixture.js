@@ -11,6 +11,17 @@ test("fails after one request", async ({ svcStub }) => {
   expect("what the test got").toBe("what it wanted");
 });
 
+// The error a test throws is Jest's to show, with the journal's line; it is not rewritten in place.
+const thrown = new Error("the test's own error");
+const stackBefore = thrown.stack;
+test("fails with an error of its own", async ({ svcStub }) => {
+  await evaluate(svcStub.url, { flagKeys: ["asked-by-the-failing-test"] });
+  throw thrown;
+});
+test("the error that test threw is left as it was", () => {
+  expect([thrown.message, thrown.stack]).toEqual(["the test's own error", stackBefore]);
+});
+
 test("passes after one request", async ({ svcStub }) => {
   await evaluate(svcStub.url, { flagKeys: ["asked-by-a-passing-test"] });
 });
