@@ -48,10 +48,13 @@ class StubProcess:
         *,
         stderr: int | IO[Any] | None = None,
         own_settings_only: bool = False,
+        detached: bool = False,
     ) -> StubProcess:
         """`stderr` defaults to a private file, so the stub's log never lands in the output of
         whichever test happens to run; a failed start quotes it. `own_settings_only`: none of
-        the caller's SVC_STUB_* variables reach the stub (they are the caller's options)."""
+        the caller's SVC_STUB_* variables reach the stub (they are the caller's options).
+        `detached`: in a session of its own, so a Ctrl-C to the caller's group is not the
+        stub's (`svc-stub shared`: a run's stub stops with the run's owner)."""
         environment = None
         if own_settings_only:
             environment = {k: v for k, v in os.environ.items() if not k.startswith("SVC_STUB_")}
@@ -61,8 +64,10 @@ class StubProcess:
             [*PYTHON_M, "stub", "--port", "0", *args],
             stdout=subprocess.PIPE,
             stderr=log if log is not None else stderr,
+            stdin=subprocess.DEVNULL,  # a stub reads nothing there: not the caller's terminal
             text=True,
             env=environment,
+            start_new_session=detached,
         )
         try:
             line = _ready_line(process, START_TIMEOUT_S, log)

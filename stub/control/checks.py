@@ -10,14 +10,13 @@ from __future__ import annotations
 import itertools
 import json
 import urllib.parse
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable
 
 from aiohttp import web
 
 from stub.control import redaction
 from stub.control.journal import retry_after_of
-from stub.control.routes import is_route, route_query, wait
+from stub.control.routes import arrival_order, is_route, route_query, wait
 from stub.cors import PREFLIGHT
 from stub.state import Json, RequestRecord, StubState, state_of
 from stub.wire import ApiError, invalid_body, json_response
@@ -49,7 +48,8 @@ async def no_early_retry(request: web.Request) -> Verdict:
     requests = _arrived(state_of(request), route)
     early = []
     carried = sum(retry_after_of(r) is not None for r in requests)
-    for name, group in itertools.groupby(sorted(requests, key=_route_then_seq), key=_route):
+    # a stable sort by route keeps each route's requests in their arrival order
+    for name, group in itertools.groupby(sorted(requests, key=_route), key=_route):
         for before, after in itertools.pairwise(group):
             seconds = retry_after_of(before)
             if seconds is None:
@@ -113,7 +113,7 @@ async def no_warnings(request: web.Request) -> Verdict:
     return True, "no request used a key where the service refuses it"
 
 
-CHECKS: dict[str, Callable[[web.Request], Any]] = {
+CHECKS: dict[str, Callable[[web.Request], Awaitable[Verdict]]] = {
     "retry-after": no_early_retry,
     "no-request": no_request,
     "exposure": exposure,
@@ -125,7 +125,7 @@ def _arrived(state: StubState, route: str | None) -> list[RequestRecord]:
     """The namespace's requests (to `route`), in the order they arrived; a browser's preflight
     is no client's request."""
     kept = (r for r in state.requests.snapshot() if r.route != PREFLIGHT)
-    return sorted((r for r in kept if route is None or is_route(r.route, route)), key=_seq)
+    return arrival_order(r for r in kept if route is None or is_route(r.route, route))
 
 
 def _exposures(state: StubState) -> Iterable[Json]:
@@ -161,13 +161,5 @@ def _status(record: RequestRecord) -> str:
     return "no answer" if record.status is None else str(record.status)
 
 
-def _seq(record: RequestRecord) -> int:
-    return record.seq
-
-
 def _route(record: RequestRecord) -> str:
     return record.route or ""
-
-
-def _route_then_seq(record: RequestRecord) -> tuple[str, int]:
-    return _route(record), record.seq

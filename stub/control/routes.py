@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import functools
+import operator
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -123,7 +124,7 @@ async def requests(request: web.Request) -> web.Response:
 
     def entries() -> list[RequestRecord]:
         kept = [r for r in log.snapshot() if route is None or is_route(r.route, route)]
-        return sorted(kept, key=_seq) if in_arrival_order else kept
+        return arrival_order(kept) if in_arrival_order else kept
 
     def counted() -> int:  # unfiltered, a browser's preflight counts as no client's request
         found = entries()
@@ -158,8 +159,9 @@ def _order(request: web.Request) -> str:
     return order
 
 
-def _seq(record: RequestRecord) -> int:
-    return record.seq
+def arrival_order(records: Iterable[RequestRecord]) -> list[RequestRecord]:
+    """As the requests arrived: the journal keeps them as they ended."""
+    return sorted(records, key=operator.attrgetter("seq"))
 
 
 def _summary(request: web.Request) -> Callable[[RequestRecord], dict[str, Any]]:

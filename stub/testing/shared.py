@@ -17,7 +17,6 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
-import select
 import shutil
 import signal
 import subprocess
@@ -32,7 +31,15 @@ from pathlib import Path
 
 from stub import __version__
 from stub.packaged import install_source
-from stub.process import PYTHON_M, START_TIMEOUT_S, is_running, ready_line, url_of
+from stub.process import (
+    PYTHON_M,
+    START_TIMEOUT_S,
+    StubProcess,
+    StubStartError,
+    is_running,
+    ready_line,
+    url_of,
+)
 
 USAGE = """\
 usage: svc-stub shared [--owner PID | --owner-named NAME] [--require VERSION] [--stop]
@@ -86,8 +93,6 @@ def stop_shared_stub(owner: int, stub_options: Sequence[str]) -> None:
 
 
 def _command(args: list[str]) -> str:
-    from stub.process import StubStartError
-
     said = subprocess.run(
         [*PYTHON_M, "stub", "shared", *args],
         capture_output=True,
@@ -254,44 +259,19 @@ def shared_stub(run: Path, asked: Asked) -> str:
 
 def _start(run: Path, asked: Asked) -> tuple[str, int]:
     """The stub in a session of its own (a Ctrl-C to the caller's group is the runner's to
-    handle, and the owner's end stops the stub), ready when its ready line came."""
+    handle, and the owner's end stops the stub), its log in the run's directory."""
     with (run / _LOG_FILE).open("w") as log:
-        process = subprocess.Popen(
-            [
-                *PYTHON_M,
-                "stub",
-                "--port",
-                "0",
-                "--stop-with",
-                str(asked.owner),
-                *asked.stub_options,
-            ],
-            stdout=subprocess.PIPE,
-            stderr=log,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            start_new_session=True,
-        )
-    assert process.stdout is not None
-    readable, _, _ = select.select([process.stdout], [], [], START_TIMEOUT_S)
-    url = url_of(process.stdout.readline()) if readable else None
-    process.stdout.close()  # the stub writes nothing more that anyone reads
-    if url is None:
-        _stop_process(process)
-        said = (run / _LOG_FILE).read_text().strip().splitlines()
-        last = (
-            said[-1].removeprefix("svc-stub: error: ")
-            if said
-            else f"exit code {process.returncode}"
-        )
-        raise SharedError(f"the stub did not start: {last}", code=1)
-    return url, process.pid
-
-
-def _stop_process(process: subprocess.Popen[str]) -> None:
-    if process.poll() is None:
-        process.kill()
-    process.wait()
+        try:
+            started = StubProcess.start(
+                ["--stop-with", str(asked.owner), *asked.stub_options], stderr=log, detached=True
+            )
+        except StubStartError:
+            said = (run / _LOG_FILE).read_text().strip().splitlines()
+            last = said[-1].removeprefix("svc-stub: error: ") if said else "it said nothing"
+            raise SharedError(f"the stub did not start: {last}", code=1) from None
+    assert started.process.stdout is not None
+    started.process.stdout.close()  # the stub writes nothing more that anyone reads
+    return started.url, started.pid
 
 
 def stop(run: Path) -> None:
