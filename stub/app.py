@@ -9,7 +9,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from stub.config import StubConfig
-from stub.control import checks, namespace_routes
+from stub.control import checks, coverage_routes, namespace_routes
 from stub.control import routes as control
 from stub.control.access import ControlAccess
 from stub.cors import ORIGIN, REQUEST_METHOD, allow_any_origin, is_preflight, preflight_answer
@@ -82,7 +82,8 @@ def create_app(config: StubConfig, fixtures: FixtureSet | None = None) -> web.Ap
                     _add(app, paths, method, spelling, handler, plane)
             if forward is None:
                 answered_directly.update(_answered_directly(routes, spellings))
-    for table in (control.routes, checks.routes, namespace_routes.routes, inspector.routes):
+    tables = (control.routes, checks.routes, coverage_routes.routes, namespace_routes.routes)
+    for table in (*tables, inspector.routes):
         for route in route_defs(table):
             handler = route.handler
             name = route.kwargs["name"]

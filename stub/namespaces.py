@@ -16,6 +16,7 @@ from typing import Any
 from aiohttp import hdrs, web
 
 from stub.config import StubConfig
+from stub.coverage import Coverage
 from stub.fixtures import FixtureSet
 from stub.recording import Tally
 from stub.state import Served, StubState
@@ -62,6 +63,8 @@ class Namespaces:
         self.started_at = time.time()
         """The same moment on the wall clock, so a page can show when a request arrived."""
         self._seq = itertools.count(1)
+        self.coverage = Coverage()
+        """What the whole run's requests met, every namespace's, deleted ones' too."""
         # Parsed and derived once: every namespace created from the start-up fixtures shares it.
         self._startup = Served.of(fixtures)
         self.default = self._new(self._startup, config.max_recorded)  # not in the tally
@@ -322,6 +325,7 @@ class Namespaces:
             max_recorded=max_recorded,
             max_recorded_bytes=max_bytes,
             tally=tally,
+            run_coverage=self.coverage,
         )
 
 

@@ -12,6 +12,7 @@ import orjson
 from aiohttp import web
 
 from stub.config import StubConfig
+from stub.coverage import Coverage
 from stub.faults.arming import ArmedFaults, Fired
 from stub.fixtures import FixtureSet
 from stub.keys import KeyPolicy, KeyRules
@@ -134,8 +135,13 @@ class StubState:
         max_recorded: int,
         max_recorded_bytes: int,
         tally: Tally | None = None,
+        run_coverage: Coverage | None = None,
     ) -> None:
         self.config = config
+        self.coverage = Coverage()
+        """What this namespace's requests met (stub/coverage.py): kept across `reset`."""
+        self.run_coverage = run_coverage or Coverage()
+        """The whole run's, which this namespace counts into too."""
         self._startup = startup
         self.served = startup
         self.recorded = Signal()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
+from stub.coverage import Key
 from stub.faults.arming import Fired
 from stub.state import RawHeaders, RequestRecord, StubState, Upstreamed, bounded_headers
 
@@ -34,7 +35,16 @@ def record(
     it began (`generation`): a request of the last test never lands in the next test's log.
     `started` and `ended` are `time.perf_counter()` readings: when it arrived, and just before
     its answer went out (so no client can have had it sooner: a Retry-After counts from
-    there), or when it ended unanswered."""
+    there), or when it ended unanswered. Whatever the generation, it counts in the coverage:
+    it happened."""
+    met = Key(
+        route,
+        status,
+        None if fired is None or fired.spec is None else fired.spec.mode.value,
+        None if fired is None else fired.source,
+    )
+    state.coverage.count(met)
+    state.run_coverage.count(met)
     if state.generation == generation:
         state.requests.append(
             RequestRecord(  # by position: by keyword it costs 2.6 % of an evaluate's instructions
