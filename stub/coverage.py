@@ -2,9 +2,10 @@
 (success, each refusal, each fault mode), counted as requests are journaled, for a namespace
 and for the whole run, and held against a profile of what a kind of client is expected to meet.
 
-Counting is one increment of a small key per request (the request path pays nothing else); a
-cell's outcome is named when the coverage is read. It survives `reset` (a test's reset is not
-the run's), and is bounded: past `MAX_CELLS` distinct cells, new ones are counted together.
+Counting is one increment of a small key per request, in the namespace's count alone (the run's
+is the namespaces' counts together, kept when one goes); a cell's outcome is named when the
+coverage is read. It survives `reset` (a test's reset is not the run's), and is bounded: past
+`MAX_CELLS` distinct cells, new ones are counted together.
 """
 
 from __future__ import annotations
@@ -18,57 +19,72 @@ MAX_CELLS = 4096
 OK, NO_ANSWER, OTHER = "ok", "no answer", "other"
 
 
-class Key(NamedTuple):
-    """What one request met, as recorded: its route (None: an unknown path), the status it was
-    answered with (None: none), and the fault that fired (its mode and source), if one did."""
+Key = tuple[str | None, int | None] | tuple[str | None, int | None, str, str]
+"""What one request met, as recorded: its route (None: an unknown path) and the status it was
+answered with (None: none); and when a fault fired, its mode and source. A plain request's key
+is the pair: a tuple of a string and an int hashes in C, where an enum would not."""
 
-    route: str | None
-    status: int | None
-    mode: str | None
-    source: str | None
-
-
-_OTHER = Key(OTHER, None, None, None)
+_OTHER: Key = (OTHER, None)
 
 
 class Coverage:
-    """Counts of what requests met; `count` is the request path's one call."""
+    """Counts of what requests met. The request path adds to `cells` itself (one `dict.get` and
+    one store: see stub/http/exchange.py) and calls `first` only for a cell not met before."""
 
-    __slots__ = ("cells",)
+    __slots__ = ("cells", "retired")
 
     def __init__(self) -> None:
-        self.cells: Counter[Key] = Counter()
+        self.cells: dict[Key, int] = {}
+        self.retired: Coverage | None = None
+        """Where this count goes when its namespace is gone or its count is cleared: the run's."""
 
-    def count(self, key: Key, times: int = 1) -> None:
+    def first(self, key: Key) -> None:
+        """A cell not met before: counted, unless `MAX_CELLS` are, then counted as other."""
         cells = self.cells
-        if key in cells or len(cells) < MAX_CELLS:
-            cells[key] += times
+        if len(cells) < MAX_CELLS:
+            cells[key] = 1
         else:
-            cells[_OTHER] += times
+            cells[_OTHER] = cells.get(_OTHER, 0) + 1
 
-    def clear(self) -> None:
+    def add(self, other: Coverage) -> None:
+        for key, count in other.cells.items():
+            if key in self.cells or len(self.cells) < MAX_CELLS:
+                self.cells[key] = self.cells.get(key, 0) + count
+            else:
+                self.cells[_OTHER] = self.cells.get(_OTHER, 0) + count
+
+    def retire(self) -> None:
+        """Its namespace is gone, or a test cleared its count: the run keeps what it met."""
+        if self.retired is not None:
+            self.retired.add(self)
         self.cells.clear()
+
+
+def key_of(route: str | None, status: int | None, mode: str | None, source: str | None) -> Key:
+    return (route, status) if mode is None or source is None else (route, status, mode, source)
 
 
 def outcome(key: Key) -> str:
     """A cell's outcome in the words a user acts on: `ok`, a refusal's status (`401`), a fault
     mode (`fault 429`, `fault delay`), `rate limited` or `no answer`."""
-    if key.source == "rate-limit":
-        return "rate limited"
-    if key.mode is not None and key.mode != "none":
-        return f"fault {key.mode}"
-    if key.status is None:
+    status = key[1]
+    if len(key) == 4:
+        if key[3] == "rate-limit":
+            return "rate limited"
+        if key[2] != "none":
+            return f"fault {key[2]}"
+    if status is None:
         return NO_ANSWER
-    if key.status < 400:
+    if status < 400:
         return OK
-    return str(key.status)
+    return str(status)
 
 
 def matrix(coverage: Coverage) -> list[dict[str, Any]]:
     """Every cell met, by route then outcome: `{"route", "outcome", "count"}`."""
     merged: Counter[tuple[str, str]] = Counter()
     for key, count in coverage.cells.items():
-        merged[(key.route or "unknown path", outcome(key))] += count
+        merged[(key[0] or "unknown path", outcome(key))] += count
     return [
         {"route": route, "outcome": met, "count": count}
         for (route, met), count in sorted(merged.items())
@@ -138,7 +154,7 @@ PROFILES: Mapping[str, Profile] = {profile.name: profile for profile in (_runtim
 
 def held_against(coverage: Coverage, profile: Profile) -> dict[str, Any]:
     """The profile's cells met and not, the gaps first in words."""
-    met = {(key.route, outcome(key)) for key in coverage.cells}
+    met = {(key[0], outcome(key)) for key in coverage.cells}
     gaps = [cell for cell in profile.expected if not _met(cell, met)]
     return {
         "name": profile.name,

@@ -63,8 +63,8 @@ class Namespaces:
         self.started_at = time.time()
         """The same moment on the wall clock, so a page can show when a request arrived."""
         self._seq = itertools.count(1)
-        self.coverage = Coverage()
-        """What the whole run's requests met, every namespace's, deleted ones' too."""
+        self.retired = Coverage()
+        """What the requests of namespaces gone met (and counts cleared by a test)."""
         # Parsed and derived once: every namespace created from the start-up fixtures shares it.
         self._startup = Served.of(fixtures)
         self.default = self._new(self._startup, config.max_recorded)  # not in the tally
@@ -232,6 +232,17 @@ class Namespaces:
             raise ApiError(404, "NOT_FOUND", f"name: no namespace {name!r}")
         return {"name": name, "boundKeys": len(self._keys.get(name, ())), **state.summary()}
 
+    def run_coverage(self) -> Coverage:
+        """What every request of the run met: every namespace's count, gone ones' too."""
+        run = Coverage()
+        for counted in (
+            self.retired,
+            self.default.coverage,
+            *(s.coverage for s in self._named.values()),
+        ):
+            run.add(counted)
+        return run
+
     def to_json(self) -> dict[str, Any]:
         return {
             "namespaces": [self.describe(name) for name in (DEFAULT, *self._named)],
@@ -325,7 +336,7 @@ class Namespaces:
             max_recorded=max_recorded,
             max_recorded_bytes=max_bytes,
             tally=tally,
-            run_coverage=self.coverage,
+            run_coverage=self.retired,
         )
 
 

@@ -139,9 +139,9 @@ class StubState:
     ) -> None:
         self.config = config
         self.coverage = Coverage()
-        """What this namespace's requests met (stub/coverage.py): kept across `reset`."""
-        self.run_coverage = run_coverage or Coverage()
-        """The whole run's, which this namespace counts into too."""
+        """What this namespace's requests met (stub/coverage.py): kept across `reset`, and
+        given to the run's (`run_coverage`) when the namespace goes."""
+        self.coverage.retired = run_coverage
         self._startup = startup
         self.served = startup
         self.recorded = Signal()
@@ -277,6 +277,7 @@ class StubState:
         """The namespace is gone: drop what it recorded, stop counting it, and end every wait
         on it at once (`why` is what the waiters are told)."""
         self.gone = why
+        self.coverage.retire()
         for log in self._logs():
             log.detach()
         self.recorded.close()

@@ -27,7 +27,7 @@ async def coverage(request: web.Request) -> web.Response:
     wanted = request.query.get("profile")
     if wanted is not None and wanted not in PROFILES:
         raise invalid_body(f"profile: no profile {wanted!r} (the profiles: {', '.join(PROFILES)})")
-    met = request.app[NAMESPACES].coverage if scope == "run" else state_of(request).coverage
+    met = request.app[NAMESPACES].run_coverage() if scope == "run" else state_of(request).coverage
     return json_response(_report(scope, met, [wanted] if wanted else list(PROFILES)))
 
 
@@ -35,7 +35,7 @@ async def coverage(request: web.Request) -> web.Response:
 async def clear_coverage(request: web.Request) -> web.Response:
     """Start the namespace's count afresh (a `reset` keeps it: a test's reset is not the
     run's); the run's count is kept."""
-    state_of(request).coverage.clear()
+    state_of(request).coverage.retire()
     return json_response({"ok": True})
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from stub.coverage import Key
+from stub.coverage import Key, key_of
 from stub.faults.arming import Fired
 from stub.state import RawHeaders, RequestRecord, StubState, Upstreamed, bounded_headers
 
@@ -37,14 +37,13 @@ def record(
     its answer went out (so no client can have had it sooner: a Retry-After counts from
     there), or when it ended unanswered. Whatever the generation, it counts in the coverage:
     it happened."""
-    met = Key(
-        route,
-        status,
-        None if fired is None or fired.spec is None else fired.spec.mode.value,
-        None if fired is None else fired.source,
-    )
-    state.coverage.count(met)
-    state.run_coverage.count(met)
+    coverage = state.coverage
+    met = (route, status) if fired is None else _fired(route, status, fired)
+    counted = coverage.cells.get(met)
+    if counted is None:
+        coverage.first(met)
+    else:
+        coverage.cells[met] = counted + 1
     if state.generation == generation:
         state.requests.append(
             RequestRecord(  # by position: by keyword it costs 2.6 % of an evaluate's instructions
@@ -94,3 +93,7 @@ class SentHeaders(Mapping[str, str]):
 
     def __len__(self) -> int:
         return sum(1 for _ in self._pairs())
+
+
+def _fired(route: str | None, status: int | None, fired: Fired) -> Key:
+    return key_of(route, status, fired.spec.mode.value if fired.spec else "none", fired.source)
