@@ -27,6 +27,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "stub.validation", "stub.rate_limit", "stub.keys", "stub.config", "stub.wire",
             "stub.cors", "stub.recording", "stub.process", "stub.client", "stub.packaged",
+            "stub.coverage",
         ),
     ),
     (

@@ -1,0 +1,161 @@
+"""What a run's tests exercised (`/_test/coverage`): each route against each outcome it was
+served, held against a profile, for a namespace and for the whole run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient
+
+from conftest import AUTH, OpenFireweave, SpawnedStub
+from stub import coverage
+from stub.coverage import Coverage
+
+Client = TestClient[Any, Any]
+EVALUATE = "/v1/flags/evaluate"
+ASK = {"targetingKey": "user-1", "flagKeys": ["checkout-v2"]}
+ONE_500 = {"mode": "500", "applyTo": "evaluate", "ttlRequests": 1}
+CALLS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("evaluate", EVALUATE, ASK),
+    ("capture", "/v1/capture", {"events": []}),
+)
+
+
+async def report(client: Client, query: str = "") -> dict[str, Any]:
+    answer = await client.get("/_test/coverage" + query)
+    assert answer.status == 200, await answer.text()
+    body: dict[str, Any] = await answer.json()
+    return body
+
+
+def cells(body: dict[str, Any]) -> dict[tuple[str, str], int]:
+    return {(c["route"], c["outcome"]): c["count"] for c in body["cells"]}
+
+
+class TestCells:
+    async def test_each_route_against_each_outcome_it_was_served(self, client: Client) -> None:
+        await client.post(
+            "/_test/fault", json={"mode": "500", "applyTo": "evaluate", "ttlRequests": 1}
+        )
+        for _ in range(3):
+            await client.post(EVALUATE, json=ASK, headers=AUTH)
+        await client.post(EVALUATE, json=ASK)  # no key: the stub's own 401
+        await client.post("/v1/capture", json={"events": []}, headers=AUTH)
+        await client.get("/v1/flag/evaluate")  # an unknown path
+        assert cells(await report(client)) == {
+            ("capture", "ok"): 1,
+            ("evaluate", "401"): 1,
+            ("evaluate", "fault 500"): 1,
+            ("evaluate", "ok"): 2,
+            ("unknown path", "404"): 1,
+        }
+
+    async def test_a_rate_limited_request_is_its_own_outcome(self, aiohttp_client: Any) -> None:
+        from stub import StubConfig, create_app
+
+        client = await aiohttp_client(create_app(StubConfig(rate_limit=1)))
+        for _ in range(2):
+            await client.post(EVALUATE, json=ASK, headers=AUTH)
+        assert cells(await report(client))[("evaluate", "rate limited")] == 1
+
+    async def test_reset_keeps_it_and_delete_starts_the_namespace_afresh(
+        self, client: Client
+    ) -> None:
+        await client.post(EVALUATE, json=ASK, headers=AUTH)
+        await client.post("/_test/reset")
+        assert cells(await report(client)) == {("evaluate", "ok"): 1}
+        assert (await client.delete("/_test/coverage")).status == 200
+        assert cells(await report(client)) == {}
+        assert cells(await report(client, "?scope=run")) == {("evaluate", "ok"): 1}
+
+
+class TestTheRun:
+    async def test_it_counts_every_namespace_gone_ones_too(self, client: Client) -> None:
+        await client.post("/_test/namespaces", json={"name": "a"})
+        await client.post("/ns/a" + EVALUATE, json=ASK, headers=AUTH)
+        await client.post(EVALUATE, json=ASK, headers=AUTH)
+        assert cells(await report(client, "?scope=run")) == {("evaluate", "ok"): 2}
+        assert cells(await report(client)) == {("evaluate", "ok"): 1}  # the default's own
+        await client.delete("/_test/namespaces/a")
+        assert cells(await report(client, "?scope=run")) == {("evaluate", "ok"): 2}
+
+
+class TestProfiles:
+    async def test_a_suite_that_arms_only_a_500_is_told_each_cell_it_missed(
+        self, client: Client
+    ) -> None:
+        await client.post(
+            "/_test/fault", json={"mode": "500", "applyTo": "evaluate", "ttlRequests": 1}
+        )
+        await client.post(EVALUATE, json=ASK, headers=AUTH)
+        await client.post(EVALUATE, json=ASK, headers=AUTH)
+        runtime = (await report(client, "?profile=runtime"))["profiles"]["runtime"]
+        assert (runtime["met"], runtime["of"]) == (2, 15)
+        says = [gap["says"] for gap in runtime["gaps"]]
+        assert says[:6] == [
+            "evaluate never met a 401",
+            "evaluate never met a 429 with Retry-After",
+            "evaluate never met a timeout (a delay or a hang)",
+            "evaluate never met a malformed answer (invalid_json)",
+            "evaluate never met a truncated answer",
+            "capture was never answered successfully",
+        ]
+        assert "evaluate never met quota limiting (quota_limited)" in says
+
+    async def test_the_missing_cells_once_met_close_the_gaps(self, client: Client) -> None:
+        for route, path, body in (
+            ("evaluate", EVALUATE, ASK),
+            ("capture", "/v1/capture", {"events": []}),
+        ):
+            await client.post(path, json=body, headers=AUTH)
+            for mode in ("401", "429", "500", "delay", "invalid_json", "truncated"):
+                arming = {"mode": mode, "applyTo": route, "ttlRequests": 1, "delayMs": 1}
+                if mode != "delay":
+                    del arming["delayMs"]
+                await client.post("/_test/fault", json=arming)
+                await client.post(path, json=body, headers=AUTH)
+        await client.post("/_test/fault", json={"mode": "quota_limited", "applyTo": "evaluate"})
+        await client.post(EVALUATE, json=ASK, headers=AUTH)
+        runtime = (await report(client, "?profile=runtime"))["profiles"]["runtime"]
+        assert runtime["gaps"] == []
+        assert runtime["met"] == runtime["of"] == 15
+
+    @pytest.mark.parametrize(
+        ("query", "message"),
+        [
+            ("?profile=web", "profile: no profile 'web' (the profiles: runtime)"),
+            ("?scope=all", "scope: expected namespace or run, got 'all'"),
+        ],
+    )
+    async def test_a_bad_query_is_a_400_naming_it(
+        self, client: Client, query: str, message: str
+    ) -> None:
+        answer = await client.get("/_test/coverage" + query)
+        assert (answer.status, (await answer.json())["message"]) == (400, message)
+
+
+class TestBounded:
+    def test_past_the_bound_new_cells_count_together(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(coverage, "MAX_CELLS", 2)
+        counted = Coverage()
+        for status in (200, 500, 501, 502):
+            counted.first(("evaluate", status))
+        assert counted.cells == {("evaluate", 200): 1, ("evaluate", 500): 1, ("other", None): 2}
+
+
+class TestThroughARealClient:
+    def test_fireweave_against_a_500_is_told_what_it_missed(
+        self, live_stub: SpawnedStub, open_fireweave: OpenFireweave
+    ) -> None:
+        from fireweave import EvaluationContext
+
+        live_stub.post("/_test/fault", {"mode": "500", "applyTo": "evaluate", "ttlRequests": 1})
+        _, _, client = open_fireweave(live_stub.url, "project-api-key_x")
+        user = EvaluationContext(targeting_key="user-1")
+        for _ in range(2):
+            client.control_points.get_boolean_value("new-checkout", False, user)
+        runtime = live_stub.get("/_test/coverage?profile=runtime")["profiles"]["runtime"]
+        met = {(c["route"], c["outcome"]) for c in live_stub.get("/_test/coverage")["cells"]}
+        assert ("evaluate", "fault 500") in met
+        assert "evaluate never met a 401" in [gap["says"] for gap in runtime["gaps"]]
