@@ -62,6 +62,7 @@ Examples:
   svc-stub record --upstream URL --runtime-key KEY --out staging.yaml
   svc-stub verify --upstream URL --runtime-key KEY --fixtures staging.yaml
   svc-stub conformance --adapter http://127.0.0.1:3902
+  svc-stub coverage --url http://127.0.0.1:3901 --profile runtime --fail-under 80
 """
 
 
@@ -406,6 +407,11 @@ def main(argv: list[str] | None = None) -> None:
         from stub.testing.shared import main as shared
 
         shared(args[1:])
+        return
+    if args[:1] == ["coverage"]:  # what a run's tests exercised, from a stub or a report
+        from stub.control.commands import main as coverage
+
+        coverage(args[1:])
         return
     if args[:1] == ["check"]:
         _check(args[1:])

@@ -3,14 +3,20 @@ served, held against a profile, for a namespace and for the whole run."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import urllib.error
+import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestClient
 
-from conftest import AUTH, OpenFireweave, SpawnedStub
+from conftest import AUTH, HANG_GUARD_S, OpenFireweave, SpawnedStub
 from stub import coverage
 from stub.coverage import Coverage
+from stub.process import PYTHON_M
 
 Client = TestClient[Any, Any]
 EVALUATE = "/v1/flags/evaluate"
@@ -150,6 +156,7 @@ class TestThroughARealClient:
     ) -> None:
         from fireweave import EvaluationContext
 
+        afresh(live_stub)
         live_stub.post("/_test/fault", {"mode": "500", "applyTo": "evaluate", "ttlRequests": 1})
         _, _, client = open_fireweave(live_stub.url, "project-api-key_x")
         user = EvaluationContext(targeting_key="user-1")
@@ -159,3 +166,71 @@ class TestThroughARealClient:
         met = {(c["route"], c["outcome"]) for c in live_stub.get("/_test/coverage")["cells"]}
         assert ("evaluate", "fault 500") in met
         assert "evaluate never met a 401" in [gap["says"] for gap in runtime["gaps"]]
+
+
+class TestTheCommand:
+    @staticmethod
+    def coverage(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*PYTHON_M, "stub", "coverage", *args],
+            capture_output=True,
+            text=True,
+            timeout=HANG_GUARD_S,
+            check=False,
+        )
+
+    def test_it_names_the_gaps_and_gates_ci(self, live_stub: SpawnedStub) -> None:
+        afresh(live_stub)
+        live_stub.post("/_test/fault", {"mode": "500", "applyTo": "evaluate", "ttlRequests": 1})
+        for _ in range(2):
+            send(live_stub.url, EVALUATE, ASK)
+        said = self.coverage("--url", live_stub.url, "--scope", "namespace", "--fail-under", "80")
+        assert said.returncode == 1
+        assert "  evaluate  fault 500" in said.stdout
+        assert "runtime: 2 of 15 cells met" in said.stdout
+        assert "  - evaluate never met a 429 with Retry-After" in said.stdout
+        assert said.stderr == (
+            "svc-stub coverage: runtime is 13% (2 of 15), under --fail-under 80\n"
+        )
+        assert self.coverage("--url", live_stub.url, "--fail-under", "10").returncode == 0
+
+    def test_a_saved_report_reads_the_same(self, live_stub: SpawnedStub, tmp_path: Path) -> None:
+        afresh(live_stub)
+        send(live_stub.url, EVALUATE, ASK)
+        saved = tmp_path / "coverage.json"
+        saved.write_text(json.dumps(live_stub.get("/_test/coverage")))
+        said = self.coverage("--report", str(saved), "--require")
+        assert said.returncode == 1
+        assert said.stderr == "svc-stub coverage: runtime has 14 gaps\n"
+
+    @pytest.mark.parametrize(
+        ("args", "message"),
+        [
+            (["--url", "http://127.0.0.1:9"], "does not answer"),
+            (["--report", "no-such.json"], "--report no-such.json: No such file or directory"),
+        ],
+    )
+    def test_a_source_that_is_not_there_is_one_line(self, args: list[str], message: str) -> None:
+        said = self.coverage(*args)
+        assert said.returncode == 2
+        assert said.stderr.startswith("svc-stub: error: coverage: ")
+        assert message in said.stderr
+        assert said.stderr.count("\n") == 1
+
+
+def afresh(stub: SpawnedStub) -> None:
+    """The session's stub, its namespace's count started again: a reset keeps it."""
+    request = urllib.request.Request(stub.url + "/_test/coverage", method="DELETE")
+    with urllib.request.urlopen(request, timeout=HANG_GUARD_S) as answer:
+        answer.read()
+
+
+def send(url: str, path: str, body: dict[str, Any]) -> None:
+    request = urllib.request.Request(
+        url + path, data=json.dumps(body).encode(), headers=AUTH, method="POST"
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=HANG_GUARD_S) as answer:
+            answer.read()
+    except urllib.error.HTTPError as refused:
+        refused.close()
