@@ -149,12 +149,62 @@ def _runtime() -> Profile:
     return Profile("runtime", "a client of the runtime plane (evaluate, capture)", tuple(cells))
 
 
-PROFILES: Mapping[str, Profile] = {profile.name: profile for profile in (_runtime(),)}
+def _vendor() -> Profile:
+    """What a PostHog client meets on the vendor routes: refusals, an outage, a timeout."""
+    cells: list[Expected] = []
+    for route in ("flags", "definitions", "batch"):
+        cells += [
+            Expected(route, frozenset({OK}), f"{route} was never answered successfully"),
+            Expected(route, frozenset({"401", "fault 401"}), f"{route} never met a 401"),
+            Expected(
+                route,
+                frozenset({"fault 429", "rate limited"}),
+                f"{route} never met a 429 with Retry-After",
+            ),
+            Expected(
+                route,
+                frozenset({"fault 500", "500", "503"}),
+                f"{route} never met the backend unavailable (a 500 or 503)",
+            ),
+            Expected(
+                route,
+                frozenset({"fault delay", "fault hang"}),
+                f"{route} never met a timeout (a delay or a hang)",
+            ),
+        ]
+    return Profile("vendor", "a PostHog client of the vendor routes", tuple(cells))
+
+
+def _management() -> Profile:
+    """What an infrastructure tool (a Terraform provider) meets on each resource."""
+    cells: list[Expected] = []
+    for resource in ("projects", "environments"):
+        cells += [
+            Expected(resource, frozenset({OK}), f"{resource} was never answered successfully"),
+            Expected(resource, frozenset({"401", "fault 401"}), f"{resource} never met a 401"),
+            Expected(resource, frozenset({"404"}), f"{resource} never met a 404 (a row gone)"),
+            Expected(resource, frozenset({"409"}), f"{resource} never met a 409 (a conflict)"),
+            Expected(
+                resource,
+                frozenset({"fault 500", "500", "503", "fault status"}),
+                f"{resource} never met the service unavailable (a 500 or 503)",
+            ),
+        ]
+    return Profile("management", "an infrastructure tool of the management plane", tuple(cells))
+
+
+PROFILES: Mapping[str, Profile] = {
+    profile.name: profile for profile in (_runtime(), _vendor(), _management())
+}
 
 
 def held_against(coverage: Coverage, profile: Profile) -> dict[str, Any]:
     """The profile's cells met and not, the gaps first in words."""
-    met = {(key[0], outcome(key)) for key in coverage.cells}
+    return profile_report({(key[0], outcome(key)) for key in coverage.cells}, profile)
+
+
+def profile_report(met: set[tuple[str | None, str]], profile: Profile) -> dict[str, Any]:
+    """`met`: (route, outcome) pairs, as `matrix` names them."""
     gaps = [cell for cell in profile.expected if not _met(cell, met)]
     return {
         "name": profile.name,
@@ -169,4 +219,10 @@ def held_against(coverage: Coverage, profile: Profile) -> dict[str, Any]:
 
 
 def _met(cell: Expected, met: Iterable[tuple[str | None, str]]) -> bool:
-    return any(route == cell.route and found in cell.outcomes for route, found in met)
+    """A resource's cell (`projects`) is met by any of its routes (`projects.create`)."""
+    return any(
+        route is not None
+        and (route == cell.route or route.startswith(cell.route + "."))
+        and found in cell.outcomes
+        for route, found in met
+    )

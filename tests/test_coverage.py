@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
-from conftest import AUTH, HANG_GUARD_S, OpenFireweave, SpawnedStub
-from stub import coverage
+from conftest import AUTH, HANG_GUARD_S, AiohttpClient, OpenFireweave, SpawnedStub
+from stub import StubConfig, coverage, create_app
 from stub.coverage import Coverage
 from stub.process import PYTHON_M
 
@@ -130,7 +130,10 @@ class TestProfiles:
     @pytest.mark.parametrize(
         ("query", "message"),
         [
-            ("?profile=web", "profile: no profile 'web' (the profiles: runtime)"),
+            (
+                "?profile=web",
+                "profile: no profile 'web' (the profiles: runtime, vendor, management)",
+            ),
             ("?scope=all", "scope: expected namespace or run, got 'all'"),
         ],
     )
@@ -184,7 +187,10 @@ class TestTheCommand:
         live_stub.post("/_test/fault", {"mode": "500", "applyTo": "evaluate", "ttlRequests": 1})
         for _ in range(2):
             send(live_stub.url, EVALUATE, ASK)
-        said = self.coverage("--url", live_stub.url, "--scope", "namespace", "--fail-under", "80")
+        said = self.coverage(
+            "--url", live_stub.url, "--scope", "namespace", "--profile", "runtime",
+            "--fail-under", "80",
+        )  # fmt: skip
         assert said.returncode == 1
         assert "  evaluate  fault 500" in said.stdout
         assert "runtime: 2 of 15 cells met" in said.stdout
@@ -192,13 +198,14 @@ class TestTheCommand:
         assert said.stderr == (
             "svc-stub coverage: runtime is 13% (2 of 15), under --fail-under 80\n"
         )
-        assert self.coverage("--url", live_stub.url, "--fail-under", "10").returncode == 0
+        passing = ("--url", live_stub.url, "--profile", "runtime", "--fail-under", "10")
+        assert self.coverage(*passing).returncode == 0
 
     def test_a_saved_report_reads_the_same(self, live_stub: SpawnedStub, tmp_path: Path) -> None:
         afresh(live_stub)
         send(live_stub.url, EVALUATE, ASK)
         saved = tmp_path / "coverage.json"
-        saved.write_text(json.dumps(live_stub.get("/_test/coverage")))
+        saved.write_text(json.dumps(live_stub.get("/_test/coverage?profile=runtime")))
         said = self.coverage("--report", str(saved), "--require")
         assert said.returncode == 1
         assert said.stderr == "svc-stub coverage: runtime has 14 gaps\n"
@@ -234,3 +241,20 @@ def send(url: str, path: str, body: dict[str, Any]) -> None:
             answer.read()
     except urllib.error.HTTPError as refused:
         refused.close()
+
+
+class TestTheOtherProfiles:
+    async def test_a_resource_is_met_by_any_of_its_routes(
+        self, aiohttp_client: AiohttpClient
+    ) -> None:
+        seeded = StubConfig(fixture_paths=(Path(__file__).parent / "fixtures" / "management.yaml",))
+        client = await aiohttp_client(create_app(seeded))
+        headers = {"Authorization": "Bearer svc_org_acme_admin"}
+        await client.get("/v1/projects/nope", headers=headers)
+        await client.get("/v1/projects", headers=headers)
+        management = (await report(client, "?profile=management"))["profiles"]["management"]
+        says = [gap["says"] for gap in management["gaps"]]
+        assert "projects was never answered successfully" not in says
+        assert "projects never met a 404 (a row gone)" not in says
+        assert "projects never met a 409 (a conflict)" in says
+        assert management["of"] == 10
