@@ -210,6 +210,31 @@ class TestTheCommand:
         assert said.returncode == 1
         assert said.stderr == "svc-stub coverage: runtime has 14 gaps\n"
 
+    def test_a_teams_own_profile_in_yaml(self, live_stub: SpawnedStub, tmp_path: Path) -> None:
+        afresh(live_stub)
+        send(live_stub.url, EVALUATE, ASK)
+        saved = tmp_path / "coverage.json"
+        saved.write_text(json.dumps(live_stub.get("/_test/coverage?profile=runtime")))
+        own = tmp_path / "profiles.yaml"
+        own.write_text(
+            "profiles:\n"
+            "  checkout:\n"
+            "    description: what the checkout client must survive\n"
+            "    expect:\n"
+            "      - {route: evaluate, outcomes: [ok]}\n"
+            "      - {route: evaluate, outcomes: [fault 429, rate limited],"
+            " says: checkout never saw a 429}\n"
+        )
+        said = self.coverage("--report", str(saved), "--profiles", str(own))
+        assert "checkout: 1 of 2 cells met\n  - checkout never saw a 429" in said.stdout
+        own.write_text("profiles:\n  checkout:\n    expect:\n      - {route: evaluate}\n")
+        said = self.coverage("--report", str(saved), "--profiles", str(own))
+        assert said.returncode == 2
+        assert said.stderr == (
+            f"svc-stub: error: coverage: --profiles {own}: profiles.checkout.expect[0].outcomes:"
+            " expected a list of outcomes (ok, 401, fault 429)\n"
+        )
+
     @pytest.mark.parametrize(
         ("args", "message"),
         [

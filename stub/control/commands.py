@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from stub.coverage import Expected, Profile, profile_report
+
 EXAMPLES = """\
 examples:
   svc-stub coverage --url http://127.0.0.1:3901 --scope run
@@ -37,6 +39,13 @@ def parser() -> argparse.ArgumentParser:
     parsing.add_argument("--scope", choices=("namespace", "run"), default="run")
     parsing.add_argument("--namespace", help="with --url: this namespace's (--scope namespace)")
     parsing.add_argument("--profile", help="one profile (default: every one the stub has)")
+    parsing.add_argument(
+        "--profiles",
+        type=Path,
+        metavar="FILE",
+        help="your own profiles, in YAML (profiles: NAME: {description, expect: [{route, "
+        "outcomes, says}]}), held against the same cells",
+    )
     parsing.add_argument("--control-token", help="the stub's --control-token, if it has one")
     gate = parsing.add_mutually_exclusive_group()
     gate.add_argument(
@@ -53,6 +62,8 @@ def main(args: Sequence[str]) -> None:
     asked = parser().parse_args(list(args))
     try:
         report = _fetched(asked) if asked.url else _read(asked.report)
+        if asked.profiles is not None:
+            report["profiles"].update(_own(report["cells"], asked.profiles))
     except CoverageError as exc:
         print(f"svc-stub: error: coverage: {exc}", file=sys.stderr)
         sys.exit(2)
@@ -105,6 +116,53 @@ def _report(raw: bytes, where: str) -> dict[str, Any]:
     if not isinstance(report, dict) or not {"cells", "profiles"} <= set(report):
         raise CoverageError(f"{where}: not a GET /_test/coverage answer (cells, profiles)")
     return report
+
+
+def _own(cells: list[dict[str, Any]], path: Path) -> dict[str, Any]:
+    """Each profile of `path`, held against the report's cells."""
+    import yaml  # only for a file of one's own profiles
+
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CoverageError(f"--profiles {path}: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        raise CoverageError(f"--profiles {path}: not YAML ({exc})") from None
+    met = {(cell["route"], cell["outcome"]) for cell in cells}
+    return {profile.name: profile_report(met, profile) for profile in _profiles(document, path)}
+
+
+def _profiles(document: object, path: Path) -> list[Profile]:
+    def refused(where: str, what: str) -> CoverageError:
+        return CoverageError(f"--profiles {path}: {where}: {what}")
+
+    if not isinstance(document, dict) or not isinstance(document.get("profiles"), dict):
+        raise refused("profiles", "expected a mapping of profile names")
+    found = []
+    for name, body in document["profiles"].items():
+        where = f"profiles.{name}"
+        if not isinstance(body, dict) or not isinstance(body.get("expect"), list):
+            raise refused(f"{where}.expect", "expected a list of {route, outcomes, says}")
+        cells = []
+        for index, cell in enumerate(body["expect"]):
+            at = f"{where}.expect[{index}]"
+            route, outcomes = (
+                (cell.get("route"), cell.get("outcomes"))
+                if isinstance(cell, dict)
+                else (None, None)
+            )
+            if not isinstance(route, str):
+                raise refused(f"{at}.route", "expected a route's name (evaluate, projects)")
+            if (
+                not isinstance(outcomes, list)
+                or not outcomes
+                or not all(isinstance(o, str) for o in outcomes)
+            ):
+                raise refused(f"{at}.outcomes", "expected a list of outcomes (ok, 401, fault 429)")
+            says = cell.get("says") or f"{route} never met {' or '.join(outcomes)}"
+            cells.append(Expected(route, frozenset(outcomes), str(says)))
+        found.append(Profile(str(name), str(body.get("description", "")), tuple(cells)))
+    return found
 
 
 def _message(raw: bytes) -> str:
