@@ -953,7 +953,7 @@ class TestTheJournalOfAFailedTest:
         result = run(pytester, "--svc-stub-journal", "journals")
 
         result.assert_outcomes(passed=1, failed=2)
-        (page,) = (pytester.path / "journals").iterdir()
+        (page,) = (pytester.path / "journals").glob("*.html")
         assert re.fullmatch(r"test_inner\.py_test_fails-[0-9a-f]{8}\.html", page.name)
         result.stdout.fnmatch_lines(
             ["*- svc-stub journal -*", f"the stub's journal of this test: {page} (open it*"]
@@ -984,7 +984,7 @@ class TestTheJournalOfAFailedTest:
         )
         run(pytester, "-n", "2", "--svc-stub-journal", "out").assert_outcomes(failed=4)
 
-        pages = sorted((pytester.path / "out").iterdir())
+        pages = sorted((pytester.path / "out").glob("*.html"))
         assert len(pages) == 4
         for n, page in enumerate(pages):
             assert snapshot_data(page)["recorded"]["targets"] == [{"targetingKey": f"user-{n}"}]
@@ -1000,8 +1000,8 @@ class TestTheJournalOfAFailedTest:
         )
         run(pytester, "--svc-stub-journal", "out").assert_outcomes(failed=3)
 
-        pages = {page.name.rsplit("-", 1)[0] for page in (pytester.path / "out").iterdir()}
-        assert len(list((pytester.path / "out").iterdir())) == 3
+        pages = {page.name.rsplit("-", 1)[0] for page in (pytester.path / "out").glob("*.html")}
+        assert len(list((pytester.path / "out").glob("*.html"))) == 3
         assert pages == {"test_inner.py_test_fails_a_b"}
 
     def test_the_in_process_stub_leaves_one_too(self, pytester: pytest.Pytester) -> None:
@@ -1016,7 +1016,7 @@ class TestTheJournalOfAFailedTest:
         )
         run(pytester, "--svc-stub-journal", "out").assert_outcomes(failed=1)
 
-        (page,) = (pytester.path / "out").iterdir()
+        (page,) = (pytester.path / "out").glob("*.html")
         assert [fault["mode"] for fault in snapshot_data(page)["faults"]] == ["500"]
 
     def test_a_journal_that_cannot_be_written_is_one_line_in_the_report(
@@ -1028,3 +1028,31 @@ class TestTheJournalOfAFailedTest:
 
         result.assert_outcomes(failed=1)
         result.stdout.fnmatch_lines(["*- svc-stub journal -*", "not written: *taken.txt*"])
+
+
+class TestTheRunsCoverage:
+    TESTS = """
+        def test_survives_an_outage(svc_stub):
+            svc_stub.arm("500", apply_to="evaluate", ttl_requests=1)
+            assert post(svc_stub.url, "/v1/flags/evaluate", {"targetingKey": "u"})[0] == 500
+            assert post(svc_stub.url, "/v1/flags/evaluate", {"targetingKey": "u"})[0] == 200
+        """
+
+    @pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+    def test_the_summary_names_what_the_run_never_met(
+        self, pytester: pytest.Pytester, workers: list[str]
+    ) -> None:
+        write_tests(pytester, self.TESTS)
+        result = run(pytester, *workers, "--svc-stub-journal", "out")
+        result.assert_outcomes(passed=1)
+        result.stdout.fnmatch_lines(
+            [
+                "*- svc-stub coverage -*",
+                "runtime: 2 of 15 cells met",
+                "  - evaluate never met a 401",
+                "  - evaluate never met a 429 with Retry-After",
+            ]
+        )
+        report = json.loads((pytester.path / "out" / "coverage.json").read_text())
+        assert report["scope"] == "run"
+        assert {"route": "evaluate", "outcome": "fault 500", "count": 1} in report["cells"]

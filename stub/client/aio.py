@@ -110,6 +110,11 @@ class AsyncStubClient(Control):
         (`.text`, `.json()`); a request is listed once it has ended."""
         return await self._run(Calls.requests(route))
 
+    async def coverage(self, scope: str = "namespace", profile: str | None = None) -> Json:
+        """What the namespace's requests met (`scope="run"`: the whole run's), route by
+        outcome, and each profile's gaps in words (`GET /_test/coverage`)."""
+        return await self._run(Calls.coverage(scope, profile))
+
     async def offline_url(self) -> str:
         """An address where nothing listens (every connection refused at once), the stub's
         for as long as it runs: for a test of a client's offline behaviour."""

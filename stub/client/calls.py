@@ -281,6 +281,11 @@ class Calls:
         return _json_call("GET", "/_test/offline", operator.itemgetter("url"), scoped=False)
 
     @staticmethod
+    def coverage(scope: str, profile: str | None) -> Call[Json]:
+        query = {"scope": scope, **({"profile": profile} if profile else {})}
+        return _json_call("GET", "/_test/coverage", dict, query=query)
+
+    @staticmethod
     def request(seq: int) -> Call[RequestInFull]:
         return _json_call("GET", f"/_test/requests/{seq}", request_in_full)
 

@@ -100,6 +100,11 @@ class StubClient(Control):
         (`.text`, `.json()`); a request is listed once it has ended."""
         return self._run(Calls.requests(route))
 
+    def coverage(self, scope: str = "namespace", profile: str | None = None) -> Json:
+        """What the namespace's requests met (`scope="run"`: the whole run's), route by
+        outcome, and each profile's gaps in words (`GET /_test/coverage`)."""
+        return self._run(Calls.coverage(scope, profile))
+
     def offline_url(self) -> str:
         """An address where nothing listens (every connection refused at once), the stub's
         for as long as it runs: for a test of a client's offline behaviour."""

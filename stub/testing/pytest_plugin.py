@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import re
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence
@@ -31,6 +32,14 @@ TOKEN_VARIABLE = "SVC_STUB_CONTROL_TOKEN"
 _RUN_OWNER = "svc_stub_run_owner"
 """What the xdist controller tells each worker: the PID the run's shared stub lives by."""
 _SHARING = pytest.StashKey[bool]()
+_RUN_STUB = "svc_stub_url"
+"""What each xdist worker tells the controller when it leaves: the run's stub, for coverage."""
+_COVERAGE_FROM = pytest.StashKey[str]()
+"""The run's stub, where the terminal summary reads the run's coverage."""
+_COVERAGE = pytest.StashKey[dict[str, Any] | None]()
+"""The run's coverage, read before a stub of this process's own stopped."""
+SHOWN_GAPS = 8
+"""Gaps a terminal summary names; `svc-stub coverage` names them all."""
 _SNAPSHOT = pytest.StashKey[Callable[[], str]]()
 """How to take a test's inspector page, should it fail: set by the fixture that gave it a
 stub."""
@@ -68,16 +77,73 @@ def svc_stub_url(pytestconfig: pytest.Config) -> Iterator[str]:
     by the first xdist worker to ask), else a process started for this session."""
     running = os.environ.get(URL_VARIABLE)
     if running:
-        yield _answering(running.rstrip("/"))
+        url = _answering(running.rstrip("/"))
+        pytestconfig.stash[_COVERAGE_FROM] = url
+        yield url
         return
     options = _stub_options(pytestconfig)
     owner = getattr(pytestconfig, "workerinput", {}).get(_RUN_OWNER)
     if owner is not None:  # an xdist worker: the run's stub, whoever started it
-        yield shared.shared_stub_url(owner, options)
+        url = shared.shared_stub_url(owner, options)
+        pytestconfig.workeroutput[_RUN_STUB] = url  # type: ignore[attr-defined]
+        yield url
         return
     # stopped at session end, failures or not; and with this process, however it ends
     with StubProcess.start([*options, "--stop-with", str(os.getpid())]) as process:
         yield process.url
+        pytestconfig.stash[_COVERAGE] = _run_coverage(process.url)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """pytest-xdist's controller, as each worker leaves: where the run's stub is."""
+    url = getattr(node, "workeroutput", {}).get(_RUN_STUB)
+    if url is not None:
+        node.config.stash[_COVERAGE_FROM] = url
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """What the run's tests exercised, a line a profile they met any of, and its first gaps
+    (`svc-stub coverage` says it all, and gates CI)."""
+    report = config.stash.get(_COVERAGE, None)
+    if report is None and _COVERAGE_FROM in config.stash:
+        report = _run_coverage(config.stash[_COVERAGE_FROM])
+    if not report:
+        return
+    terminalreporter.write_sep("-", "svc-stub coverage")
+    for line in coverage_lines(report):
+        terminalreporter.write_line(line)
+    directory = config.getoption(JOURNAL_OPTION)
+    if directory:  # beside the failed tests' journals
+        written = Path(config.invocation_params.dir, directory, "coverage.json")
+        try:
+            written.parent.mkdir(parents=True, exist_ok=True)
+            written.write_text(json.dumps(report, indent=2), encoding="utf-8")
+        except OSError as exc:
+            terminalreporter.write_line(f"the run's coverage not written: {exc}")
+        else:
+            terminalreporter.write_line(f"the run's coverage in full: {written}")
+
+
+def _run_coverage(url: str) -> dict[str, Any] | None:
+    try:
+        return StubClient(url, control_token=os.environ.get(TOKEN_VARIABLE)).coverage("run")
+    except (OSError, StubError):  # an older stub, or one gone: no summary rather than a failure
+        return None
+
+
+def coverage_lines(report: dict[str, Any]) -> list[str]:
+    """Each profile the run met a cell of: how many, and its first gaps in words."""
+    lines = []
+    for name, profile in report["profiles"].items():
+        if not profile["met"]:
+            continue
+        lines.append(f"{name}: {profile['met']} of {profile['of']} cells met")
+        gaps = profile["gaps"]
+        lines += [f"  - {gap['says']}" for gap in gaps[:SHOWN_GAPS]]
+        if len(gaps) > SHOWN_GAPS:
+            lines.append(f"  ... and {len(gaps) - SHOWN_GAPS} more (svc-stub coverage --help)")
+    return lines or ["no request met a cell of any profile"]
 
 
 def _stub_options(config: pytest.Config) -> list[str]:
