@@ -459,7 +459,7 @@ class TestTheInspectorGuide:
         printed = done.stdout.splitlines()
         title = header.strip("- ")  # the rule's width is the terminal's
         assert any(line.startswith("-") and line.strip("- ") == title for line in printed)
-        (page,) = (tmp_path / "journals").iterdir()
+        (page,) = (tmp_path / "journals").glob("*.html")
         shown_name = re.sub(r"-[0-9a-f]{8}\.html", page.name[-14:], named)
         assert shown_name.replace("/home/me/shop", str(tmp_path)) in printed, done.stdout
         assert '"mode":"500"' in page.read_text(encoding="utf-8")
@@ -487,6 +487,32 @@ class TestTheOfflineExample:
         with pytest.raises(urllib.error.URLError) as refused:
             urllib.request.urlopen(json.loads(printed)["url"], timeout=HANG_GUARD_S)
         assert isinstance(refused.value.reason, ConnectionRefusedError)
+
+
+class TestTheCoverageGuide:
+    PAGE = "docs/guides/coverage.md"
+
+    def test_the_gap_is_found_then_closed_as_shown(self, tmp_path: Path) -> None:
+        """Run as written against a stub of its own (coverage outlives a reset)."""
+        found, closed = [b.text for b in blocks() if b.page == self.PAGE and b.language == "sh"]
+        with spawn_stub(read_log=False) as stub:
+            for block in (found, closed):
+                script = block.replace("S=http://127.0.0.1:3901", f"S={stub.url}")
+                done = bash(script, cwd=tmp_path)
+                assert done.returncode == 0, done.stderr
+                shown = [line[2:] for line in block.splitlines() if line.startswith("# ")]
+                assert done.stdout.splitlines() == shown
+
+    def test_a_teams_own_profile_reads_as_shown(self, tmp_path: Path) -> None:
+        (own,) = [b.text for b in blocks() if b.page == self.PAGE and b.language == "yaml"]
+        (tmp_path / "profiles.yaml").write_text(own)
+        report = {"scope": "run", "cells": [{"route": "evaluate", "outcome": "ok", "count": 1}]}
+        (tmp_path / "coverage.json").write_text(json.dumps({**report, "profiles": {}}))
+        done = bash(
+            "svc-stub coverage --report coverage.json --profiles profiles.yaml", cwd=tmp_path
+        )
+        assert done.returncode == 0, done.stderr
+        assert "checkout: 1 of 2 cells met\n  - checkout never saw a 429" in done.stdout
 
 
 class TestTheSharedCommandExample:
@@ -832,6 +858,13 @@ JAVA_TESTS = "clients/java/src/test/java/dev/svcstub/junit/"
 """Where the JUnit extension's tests are, for the entries of its guide's blocks."""
 
 LANGUAGE_GUIDES = ("go", "java", "javascript", "rust")
+COVERAGE_LINE = (
+    "svc-stub coverage: runtime 1 of 15 cells met; gaps: evaluate was never answered "
+    "successfully; evaluate never met a 401; evaluate never met a 429 with Retry-After; "
+    "evaluate never met a timeout (a delay or a hang); evaluate never met a malformed answer "
+    "(invalid_json); and 9 more"
+)
+"""The end-of-run summary the JS and JVM guides show."""
 INSTALL_FROM_A_CLONE = "python3 -m venv .venv && .venv/bin/pip install /path/to/svc-stub"
 """The first line of each language guide's install block."""
 NO_COMMAND = (
@@ -992,6 +1025,10 @@ RUN_BY: dict[tuple[str, str], str] = {
      "[--watch] [--api-key KEY ...]"): "TestPartialBlocks.test_the_synopsis",
     ("docs/reference/control-plane.md", "import pytest"): "TestTheJournalExample",
     ("docs/reference/control-plane.md", "S=http://127.0.0.1:3901"): "TestTheOfflineExample",
+    ("docs/guides/coverage.md", "S=http://127.0.0.1:3901"): "TestTheCoverageGuide",
+    ("docs/guides/java.md", COVERAGE_LINE): JAVA_TESTS + "CoverageTest.java",
+    ("docs/guides/javascript.md", COVERAGE_LINE): "clients/javascript/test/vitest/coverage.test.js",
+    ("docs/guides/coverage.md", "profiles:"): "TestTheCoverageGuide",
     ("docs/reference/cli.md", "svc-stub shared --owner $$ -- --fixtures flags.yaml"):
         "TestTheSharedCommandExample",
 }  # fmt: skip
@@ -1156,7 +1193,7 @@ class TestPartialBlocks:
             sub = (
                 words[1]
                 if len(words) > 1
-                and words[1] in ("record", "verify", "conformance", "check", "shared")
+                and words[1] in ("record", "verify", "conformance", "check", "shared", "coverage")
                 else ""
             )
             if not words or words[0] not in ("svc-stub", "python") or line.startswith("python"):

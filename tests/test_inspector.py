@@ -674,6 +674,87 @@ class TestTheSnapshot:
         assert "svc-stub-snapshot" in stub.snapshot()
 
 
+class TestTheCoverage:
+    """The coverage tab's data: the namespace's coverage as `/_test/coverage` gives it, and
+    each request's outcome, the words of the cell it counted in (stub/coverage.py)."""
+
+    async def _met_everything(self, client: TestClient[Any, Any], prefix: str = "") -> None:
+        ask = {"targetingKey": "user-1", "flagKeys": ["new-checkout"]}
+        await client.post(
+            f"{prefix}/_test/fault", json={"mode": "500", "applyTo": "evaluate", "ttlRequests": 1}
+        )
+        for _ in range(3):
+            await client.post(f"{prefix}{EVALUATE}", json=ask, headers=AUTH)
+        await client.post(f"{prefix}{EVALUATE}", json=ask)  # no key: the stub's own 401
+        fault = {"X-Svc-Test-Fault": "invalid_json"}
+        await client.post(f"{prefix}{CAPTURE}", json={"events": []}, headers=AUTH | fault)
+        await client.post(
+            f"{prefix}{CAPTURE}", json={"events": []}, headers=AUTH | {"X-Svc-Test-Fault": "none"}
+        )
+        await client.get(f"{prefix}/v1/flag/evaluate")  # an unknown path
+
+    async def test_the_feed_carries_the_coverage_and_each_requests_outcome(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await self._met_everything(client)
+        shown = await json_of(await client.get("/_test/ui/feed"))
+        reported = await json_of(await client.get("/_test/coverage"))
+
+        assert shown["coverage"] == reported
+        assert [(r["route"], r["outcome"]) for r in shown["requests"]] == [
+            ("evaluate", "fault 500"),
+            ("evaluate", "ok"),
+            ("evaluate", "ok"),
+            ("evaluate", "401"),
+            ("capture", "fault invalid_json"),
+            ("capture", "ok"),  # a per-request "none": served as it would be
+            (None, "404"),
+        ]
+        runtime = shown["coverage"]["profiles"]["runtime"]
+        assert (runtime["met"], runtime["of"]) == (5, 15)
+
+    async def test_a_cells_count_is_the_requests_with_its_route_and_outcome(
+        self, aiohttp_client: AiohttpClient
+    ) -> None:
+        client = await aiohttp_client(create_app(StubConfig(rate_limit=1)))
+        await self._met_everything(client, "/ns/cells")
+        for _ in range(2):
+            await client.post(f"/ns/cells{CAPTURE}", json={"events": []}, headers=AUTH)
+        shown = await json_of(await client.get("/ns/cells/_test/ui/feed"))
+
+        counted: dict[tuple[str, str], int] = {}
+        for r in shown["requests"]:
+            cell = (r["route"] or "unknown path", r["outcome"])
+            counted[cell] = counted.get(cell, 0) + 1
+        cells = {(c["route"], c["outcome"]): c["count"] for c in shown["coverage"]["cells"]}
+        assert counted == cells
+        assert ("capture", "rate limited") in cells
+
+    async def test_the_coverage_outlives_a_reset_the_journal_does_not(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await client.post(CAPTURE, json={"events": []}, headers=AUTH)
+        await client.post("/_test/reset")
+        shown = await json_of(await client.get("/_test/ui/feed"))
+
+        assert shown["requests"] == []
+        assert shown["coverage"]["cells"] == [{"route": "capture", "outcome": "ok", "count": 1}]
+
+    async def test_a_snapshot_carries_the_coverage_and_each_requests_outcome(
+        self, client: TestClient[Any, Any]
+    ) -> None:
+        await self._met_everything(client, "/ns/snap")
+        html = await (await client.get("/ns/snap/_test/ui/snapshot")).text()
+        data = re.search(r'id="svc-stub-snapshot">(.*?)</script>', html, re.S)
+        assert data is not None
+        shown = json.loads(data.group(1))
+
+        assert shown["coverage"] == await json_of(await client.get("/ns/snap/_test/coverage"))
+        assert [r["outcome"] for r in shown["requests"]][:2] == ["fault 500", "ok"]
+        assert all("curl" in r for r in shown["requests"])  # still in full
+        assert 'data-tab="coverage"' in html
+
+
 class TestTheClients:
     async def test_the_async_client_reads_a_request_in_full_and_a_snapshot(
         self, client: TestClient[Any, Any]

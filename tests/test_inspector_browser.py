@@ -247,6 +247,65 @@ class TestLive:
         link = page.locator(f"#tab-namespaces a[href='/ns/{inspector.control.namespace}/_test/ui']")
         expect(link).to_have_count(1)
 
+    def test_the_coverage_tab_puts_the_gaps_first_and_a_cell_picks_out_its_requests(
+        self, inspector: Inspector, open_fireweave: OpenFireweave
+    ) -> None:
+        page = inspector.open()
+        _, _, client = open_fireweave(inspector.url, "fw-key", 2000)
+        inspector.control.arm("500", apply_to="evaluate", ttl_requests=1)
+        for _ in range(3):
+            client.control_points.get_details(FLAG, FlagType.STRING, "fallback", USER)
+        _get(inspector.url + "/v1/flags/evaluat")
+        expect(page.locator(ROWS)).to_have_count(4)
+        tab(page, "coverage")
+
+        expect(page.locator("#count-coverage")).to_have_text("2/15")
+        expect(page.locator("#coverage-summary")).to_contain_text("2 of 15 cells met, 13 gaps")
+        gaps = page.locator("#coverage-gaps li")
+        expect(gaps).to_have_count(13)
+        expect(gaps.first).to_contain_text("evaluate never met a 401 (expected: 401 or fault 401)")
+        rows = page.locator("#coverage tbody tr")
+        expect(rows.locator("th")).to_have_text(["evaluate", "capture", "unknown path"])
+        evaluate = rows.first
+        expect(evaluate.locator("td[data-outcome='ok']")).to_have_text("2")
+        expect(evaluate.locator("td[data-outcome='ok']")).to_have_class("heat-2")
+        unmet = evaluate.locator("td[data-outcome='401']")
+        expect(unmet).to_have_class("gap")
+        expect(unmet).to_have_attribute("title", "evaluate never met a 401")
+        expect(unmet.locator("button")).to_have_count(0)  # nothing to pick out
+
+        evaluate.locator("td[data-outcome='fault 500'] button").click()
+
+        expect(page.locator("#tab-requests")).to_be_visible()
+        expect(page.locator("#filter-route")).to_have_value("evaluate")
+        expect(page.locator("#filter-outcome")).to_have_value("fault 500")
+        picked = page.locator(ROWS)
+        expect(picked).to_have_count(1)
+        expect(picked.first.locator("td").nth(6)).to_have_text("500 (armed #1)")
+        tab(page, "coverage")
+        rows.last.locator("td[data-outcome='404'] button").click()
+        expect(page.locator("#filter-route")).to_have_value("unknown")
+        expect(picked).to_have_count(1)
+        expect(picked.first).to_contain_text("did you mean POST /v1/flags/evaluate?")
+
+    def test_a_cell_whose_requests_a_reset_let_go_says_so(self, inspector: Inspector) -> None:
+        page = inspector.open()
+        _post(inspector.url + "/v1/capture", {"events": []})
+        expect(page.locator(ROWS)).to_have_count(1)
+        inspector.control.reset()
+        expect(page.locator(ROWS)).to_have_count(0)
+        tab(page, "coverage")
+
+        page.locator("#coverage td[data-outcome='ok'] button").click()  # the count outlives it
+
+        expect(page.locator("#filter-outcome")).to_have_value("ok")
+        expect(page.locator(ROWS)).to_have_count(0)
+        expect(page.locator("#journal-note")).to_contain_text(
+            "ok counted 1: the journal no longer keeps 1 of them"
+        )
+        page.select_option("#filter-route", "")
+        expect(page.locator("#journal-note")).not_to_contain_text("no longer keeps")
+
     def test_pause_holds_the_view_until_resumed(self, inspector: Inspector) -> None:
         page = inspector.open()
         page.click("#pause")
@@ -295,6 +354,11 @@ def test_a_snapshot_opens_with_no_stub_running(browser: Browser, tmp_path: Path)
     expect(page.locator("#request-body")).to_contain_text('"name": "health"')
     expect(page.locator("#curl")).to_contain_text("curl -sS --globoff -X POST")
     expect(page.locator("#pause")).to_be_hidden()
+    tab(page, "coverage")  # the coverage is in the file too, each cell picking its requests
+    expect(page.locator("#coverage-summary")).to_contain_text("1 of 15 cells met")
+    page.locator("#coverage tr[data-route='unknown path'] td[data-outcome='404'] button").click()
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("/v1/nowhere")
     assert asked == [saved.as_uri()]
     context.close()
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from stub.control.redaction import KnownSecrets, known_secrets
 from stub.faults.modes import FaultMode
 from stub.namespaces import NAMESPACES, Namespaces, base_url, name_of
 from stub.packaged import PackagedFile
-from stub.state import StubState, state_of
+from stub.state import RequestRecord, StubState, state_of
 from stub.wire import MAX_WAIT_MS, ApiError, json_response, query_flag, query_int
 
 routes = web.RouteTableDef()
@@ -62,7 +63,7 @@ async def page(request: web.Request) -> web.Response:
 async def feed(request: web.Request) -> web.Response:
     """What changed since the page's `since` cursor; with `waitMs`, waits for a change first
     (a long-poll: nothing is sent, and nothing costs, while nothing happens)."""
-    from stub.inspector.view import Cursor, view  # once a page is open: a start never pays
+    from stub.inspector.view import Cursor, view, with_outcome  # once a page is open
 
     state = state_of(request)
     since = Cursor.parse(request.query.get("since", ""))
@@ -74,7 +75,7 @@ async def feed(request: web.Request) -> web.Response:
         raise ApiError(410, "NAMESPACE_GONE", f"{state.gone} while this page watched it")
     namespaces = request.app[NAMESPACES]
     known = known_secrets(state, namespaces)
-    summary = functools.partial(entry, origin=namespaces.started, known=known)
+    summary = with_outcome(functools.partial(entry, origin=namespaces.started, known=known))
     shown = view(state, namespaces, name_of(request), since, summary, known)
     return json_response(_with_context(shown, namespaces, base_url(request)))
 
@@ -90,7 +91,7 @@ async def snapshot(request: web.Request) -> web.Response:
     namespaces, state = request.app[NAMESPACES], state_of(request)
     known = known_secrets(state, namespaces)
     shown = _snapshot_view(namespaces, state, name, base, known)
-    detail = functools.partial(in_full, origin=namespaces.started, base_url=base, known=known)
+    detail = _in_full(namespaces, base, known)
     rendered = await rendered_in_turns(shown["requests"], detail)
     return _html(_snapshot_html(shown | {"requests": rendered}), headers)
 
@@ -100,8 +101,19 @@ def snapshot_page(namespaces: Namespaces, state: StubState, name: str, base: str
     view (every kept request in full) inside; `base` is where clients reach the namespace."""
     known = known_secrets(state, namespaces)
     shown = _snapshot_view(namespaces, state, name, base, known)
-    detail = functools.partial(in_full, origin=namespaces.started, base_url=base, known=known)
+    detail = _in_full(namespaces, base, known)
     return _snapshot_html(shown | {"requests": [detail(r) for r in shown["requests"]]})
+
+
+def _in_full(
+    namespaces: Namespaces, base: str, known: KnownSecrets
+) -> Callable[[RequestRecord], dict[str, Any]]:
+    """Each request of a snapshot in full, with the outcome its coverage cell names."""
+    from stub.inspector.view import with_outcome
+
+    return with_outcome(
+        functools.partial(in_full, origin=namespaces.started, base_url=base, known=known)
+    )
 
 
 def _snapshot_view(

@@ -1,7 +1,8 @@
 """What the inspector page shows of one namespace, as JSON: what is new since the page's last
 look (requests, recorded items), and the small state it redraws whole (armed faults, served
 flags, the management plane, the namespaces). The live page and the failed-test snapshot
-read the same view; every request in it is rendered by the journal (`control/journal.py`)."""
+read the same view; every request in it is rendered by the journal (`control/journal.py`), with
+the outcome its coverage cell names (`coverage.py`), and the namespace's coverage comes whole."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from stub.control.redaction import KnownSecrets, redacted_document
+from stub.coverage import PROFILES, held_against, key_of, matrix, outcome
 from stub.keys import redacted
 from stub.namespaces import Namespaces
 from stub.recording import BoundedLog
@@ -118,12 +120,43 @@ def view(
         "faults": state.faults.to_json(),
         "rateLimit": _rate_limit(state),
         "namespaces": namespaces.to_json(),
+        "coverage": _coverage(state),
     }
     if fresh or seen.version != now.version:
         shown["flags"] = [_flag(flag) for flag in state.served.fixtures.flags.values()]
     if state.management_in_use:
         shown["management"] = state.management.snapshot()
     return shown
+
+
+def with_outcome(
+    render: Callable[[RequestRecord], dict[str, Any]],
+) -> Callable[[RequestRecord], dict[str, Any]]:
+    """`render`, each request with its `outcome` added: the words of the coverage cell it
+    counted in (`ok`, `401`, `fault 500`, `rate limited`, `no answer`), so that a cell of the
+    coverage tab picks out the requests that filled it."""
+    return lambda record: render(record) | {"outcome": outcome_of(record)}
+
+
+def outcome_of(record: RequestRecord) -> str:
+    """The outcome of the cell `record` counted in, from its key as the request path made it
+    (stub/http/exchange.py)."""
+    fired = record.fault
+    if fired is None:
+        return outcome((record.route, record.status))
+    mode = fired.spec.mode.value if fired.spec else "none"
+    return outcome(key_of(record.route, record.status, mode, fired.source))
+
+
+def _coverage(state: StubState) -> dict[str, Any]:
+    """The namespace's coverage as `GET /_test/coverage` gives it, every profile held: a few
+    dozen cells, drawn whole each time, like the faults."""
+    met = state.coverage
+    return {
+        "scope": "namespace",
+        "cells": matrix(met),
+        "profiles": {name: held_against(met, profile) for name, profile in PROFILES.items()},
+    }
 
 
 def _shown(log: BoundedLog[Any], new: int, most: int | None, known: KnownSecrets) -> list[Any]:

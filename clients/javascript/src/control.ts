@@ -7,6 +7,7 @@ import { AssertionError } from "node:assert";
 import { readFile } from "node:fs/promises";
 
 import { answered, eachAnswered, type Shape } from "./answers.js";
+import { checkedCoverage, COVERAGE, type CoverageReport, type CoverageScope } from "./coverage-report.js";
 import { StubArgumentError, StubError, StubUnreachable, WaitTimeout } from "./errors.js";
 import { armingDocument, type ArmOptions, type ArmedFault, type SequenceOptions } from "./faults.js";
 import { exposuresIn, gapsMs, listed, requestsOf, type JsonObject, type Recorded, type RecordedRequest } from "./journal.js";
@@ -380,6 +381,17 @@ export class SvcStub {
     const client = this.inNamespace(created.name);
     if (options.fixtures !== undefined) await client.setFixtures(options.fixtures);
     return client;
+  }
+
+  /**
+   * What the tests exercised (`GET /_test/coverage`): this namespace's cells (kept across
+   * `reset`), or with `scope: "run"` the whole run's, held against each profile (or the one named).
+   */
+  async coverage(options: { scope?: CoverageScope; profile?: string } = {}): Promise<CoverageReport> {
+    const query: Record<string, string> = { scope: options.scope ?? "namespace" };
+    if (options.profile !== undefined) query.profile = options.profile;
+    const report = await this.#call<CoverageReport>({ method: "GET", path: "/_test/coverage", query, shape: COVERAGE });
+    return checkedCoverage(report);
   }
 
   async namespaces(): Promise<NamespaceInfo[]> {

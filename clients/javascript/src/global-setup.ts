@@ -9,6 +9,7 @@
  * The stub reads its options from `SVC_STUB_*` variables too (`SVC_STUB_FIXTURES=flags.yaml`);
  * for more, call `startRunStub(options)` from a global setup of your own.
  */
+import { reportRunCoverage } from "./coverage.js";
 import { SvcStubError } from "./errors.js";
 import { runStub, URL_VARIABLE, type RunStub, type StartOptions } from "./run.js";
 
@@ -58,12 +59,19 @@ function saidFirst(error: unknown, vitest: boolean): unknown {
   return error;
 }
 
-/** Stops the run's stub, if the global setup started it. */
+/**
+ * The run's end: prints the run's coverage summary (`svc-stub coverage: runtime 9 of 15 cells
+ * met; gaps: ...`) and writes the full report, `coverage.json`, where the run's journals go, if
+ * the global setup started the run's stub (not `SVC_STUB_URL`'s); then stops it.
+ */
 export async function stopRunStub(): Promise<void> {
   const run = (globalThis as Holder)[RUN];
   delete (globalThis as Holder)[RUN];
   if ((globalThis as Holder)[SET]) delete process.env[URL_VARIABLE];
   delete (globalThis as Holder)[SET];
+  // the run's end: what its tests exercised, on the run's own stub (one at SVC_STUB_URL serves
+  // other runs too: `svc-stub coverage --url` tells its coverage)
+  if (run?.started) await reportRunCoverage(run.url);
   if (run?.started) await run.stop();
 }
 

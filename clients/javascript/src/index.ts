@@ -5,6 +5,24 @@
  * `svc-stub/playwright`.
  */
 export { SvcStub, type ClientOptions, type FixtureSource, type NamespaceInfo, type ServedFixtures, type WaitOptions } from "./control.js";
+export {
+  assertCovers,
+  assertReportCovers,
+  coverage,
+  COVERAGE_FILE,
+  COVERAGE_VARIABLE,
+  coverageSummary,
+  percentMet,
+  reportRunCoverage,
+  SUMMARY_GAPS,
+  type CoverageCell,
+  type CoverageGap,
+  type CoverageOptions,
+  type CoverageProfile,
+  type CoverageReport,
+  type CoverageScope,
+  type CoversOptions,
+} from "./coverage.js";
 export { StubAnswerError, StubArgumentError, StubError, StubStartError, StubUnreachable, SvcStubError, WaitTimeout } from "./errors.js";
 export {
   faultHeaders,
@@ -15,7 +33,7 @@ export {
   type SequenceStep,
 } from "./faults.js";
 export { exposuresIn, gapsMs, type FaultRecord, type JsonObject, type Recorded, type RecordedBody, type RecordedRequest } from "./journal.js";
-export { closeNamespace, JOURNAL_VARIABLE, openNamespace, type KeptJournal, type NamespaceOptions } from "./namespace.js";
+export { closeNamespace, JOURNAL_VARIABLE, journalFolder, openNamespace, type KeptJournal, type NamespaceOptions } from "./namespace.js";
 export { BIN_VARIABLE, checkStub, READY_PREFIX, runStub, TOKEN_VARIABLE, URL_VARIABLE, type RunStub, type StartOptions } from "./run.js";
 export { startRunStub, stopRunStub } from "./global-setup.js";
 export { isRecentEnough, VERSION } from "./version.js";

@@ -63,8 +63,7 @@ async function keepJournal(client: SvcStub, testId: string, directory: string | 
   const readable = testId.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 120) || "test";
   const unique = createHash("sha256").update(testId).digest("hex").slice(0, 8);
   try {
-    const chosen = process.env[JOURNAL_VARIABLE];
-    const folder = chosen ? resolve(chosen) : (directory ?? (await thisRunsFolder()));
+    const folder = directory && !process.env[JOURNAL_VARIABLE] ? directory : await journalFolder();
     const page = await client.snapshot();
     await mkdir(folder, { recursive: true });
     // another attempt of the same test (a retry, a repeat) keeps its own: never written over
@@ -86,6 +85,12 @@ async function writtenAnew(path: string, page: string): Promise<boolean> {
     if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
     throw error;
   }
+}
+
+/** Where this run's journals go: `SVC_STUB_JOURNAL_DIR`, else this run's folder under `<tmp>/svc-stub-journal/<package name>`. */
+export async function journalFolder(): Promise<string> {
+  const chosen = process.env[JOURNAL_VARIABLE];
+  return chosen ? resolve(chosen) : thisRunsFolder();
 }
 
 let runsFolder: Promise<string> | undefined;

@@ -1,5 +1,5 @@
-// The svc-stub inspector: draws one namespace's journal, recordings, faults and served state,
-// live from /_test/ui/feed (a long-poll), or once from the data a snapshot file carries.
+// The svc-stub inspector: draws one namespace's journal, recordings, faults, served state and
+// coverage, live from /_test/ui/feed (a long-poll), or once from the data a snapshot file carries.
 // No framework and no build step: the stub serves this file as it is.
 "use strict";
 
@@ -18,6 +18,7 @@ const page = {
   held: [],              // views that arrived while paused, taken on resume
   open: null,            // the seq shown in detail
   details: new Map(),    // seq -> the request in full (a snapshot carries them all)
+  cell: null,            // the coverage cell last clicked: { route, outcome, count }
 };
 
 // ---- small DOM helpers: every value from a client goes in as text, never as markup
@@ -153,6 +154,7 @@ function draw() {
   drawRecorded();
   drawFaults();
   drawServed();
+  drawCoverage();
   drawNamespaces();
 }
 
@@ -182,18 +184,28 @@ function matches(entry) {
   const route = $("filter-route").value;
   const status = $("filter-status").value;
   const fault = $("filter-fault").value;
+  const outcome = $("filter-outcome").value;
   const text = $("filter-text").value.trim().toLowerCase();
   if (route && (route === "unknown" ? entry.route !== null : entry.route !== route)) return false;
   if (status && statusClass(entry) !== status) return false;
   if (fault === "none" && entry.fault) return false;
   if (fault === "fired" && !entry.fault) return false;
   if (fault && fault !== "none" && fault !== "fired" && (!entry.fault || entry.fault.mode !== fault)) return false;
+  if (outcome && entry.outcome !== outcome) return false;
   return !text || rowText(entry).includes(text);
 }
 
 function drawRequests() {
+  // A clicked coverage cell's route and outcome stay choosable when the journal keeps none of
+  // its requests any more (the counts outlive a reset and the journal's bound).
   const routes = new Set(page.requests.map((r) => r.route || "unknown"));
+  const outcomes = new Set(page.requests.map((r) => r.outcome).filter(Boolean));
+  if (page.cell) {
+    routes.add(page.cell.route);
+    outcomes.add(page.cell.outcome);
+  }
   fillSelect($("filter-route"), [...routes].sort(), "any");
+  fillSelect($("filter-outcome"), [...outcomes].sort(byOutcome), "any");
   const modes = (page.state.faultModes || []).map((m) => [m, m]);
   fillSelect($("filter-fault"), modes, null, [["", "any"], ["none", "none fired"], ["fired", "any fired"]]);
   const shown = page.requests.filter(matches);
@@ -204,10 +216,23 @@ function drawRequests() {
   if (page.requests.length === 0) notes.push("no requests yet: point a client at this namespace's URL, and they appear here as they arrive");
   if (shown.length > MAX_ROWS_DRAWN) notes.push(`${shown.length - MAX_ROWS_DRAWN} more match: narrow the filters`);
   if (shown.length !== page.requests.length) notes.push(`${shown.length} of ${page.requests.length} match`);
+  const cell = cellShown();
+  if (cell && shown.length < cell.count) {
+    notes.push(`${cell.route} × ${cell.outcome} counted ${cell.count}: the journal no longer keeps ` +
+      `${cell.count - shown.length} of them (a reset, or its bound, let them go; the coverage keeps counting)`);
+  }
   if (journal && journal.dropped) notes.push(`the journal dropped ${journal.dropped} older requests`);
   if (page.state.skipped) notes.push(`${page.state.skipped} requests arrived too fast to show`);
   $("journal-note").textContent = notes.join(" · ");
   $("count-requests").textContent = page.requests.length;
+}
+
+function cellShown() {
+  // The clicked coverage cell, while the filters are still the ones the click set.
+  const cell = page.cell;
+  if (!cell || $("filter-route").value !== cell.route || $("filter-outcome").value !== cell.outcome) return null;
+  if ($("filter-status").value || $("filter-fault").value || $("filter-text").value.trim()) return null;
+  return cell;
 }
 
 function fillSelect(select, values, anyLabel, fixed) {
@@ -432,6 +457,75 @@ function describeLimits(limits) {
   return each.length ? each.join(" · ") : "none";
 }
 
+// ---- coverage: what the namespace's requests met, route by outcome (stub/coverage.py), held
+// against a profile of what a kind of client is expected to meet; its gaps first
+
+function byOutcome(a, b) {
+  // ok, then the statuses answered, then the faults, then the rest (rate limited, no answer)
+  const rank = (o) => (o === "ok" ? 0 : /^[0-9]+$/.test(o) ? 1 : o.startsWith("fault ") ? 2 : 3);
+  return rank(a) - rank(b) || a.localeCompare(b, "en", { numeric: true });
+}
+
+function heat(count) {
+  return count >= 100 ? 4 : count >= 10 ? 3 : count >= 2 ? 2 : count >= 1 ? 1 : 0;
+}
+
+function drawCoverage() {
+  const coverage = page.state.coverage;
+  if (!coverage) return;
+  const names = Object.keys(coverage.profiles);
+  fillSelect($("coverage-profile"), names);
+  if (!$("coverage-profile").value && names.length) $("coverage-profile").value = names[0];
+  const profile = coverage.profiles[$("coverage-profile").value];
+  const gaps = profile ? profile.gaps : [];
+  const counts = new Map(coverage.cells.map((c) => [`${c.route}\n${c.outcome}`, c.count]));
+  const gapAt = new Map();  // "route\noutcome" -> the gap that outcome would fill
+  for (const gap of gaps) {
+    for (const outcome of gap.expected) gapAt.set(`${gap.route}\n${outcome}`, gap);
+  }
+  // Rows: the routes with gaps first, in the profile's order; columns: every outcome met or expected.
+  const routes = [...new Set(gaps.map((g) => g.route))];
+  const others = new Set(coverage.cells.map((c) => c.route).filter((r) => !routes.includes(r)));
+  routes.push(...[...others].sort());
+  const outcomes = [...new Set(coverage.cells.map((c) => c.outcome).concat(gaps.flatMap((g) => g.expected)))].sort(byOutcome);
+
+  $("coverage-summary").textContent = profile
+    ? `${profile.name}, ${profile.description}: ${profile.met} of ${profile.of} cells met` +
+      (gaps.length ? `, ${gaps.length} ${gaps.length === 1 ? "gap" : "gaps"}` : ", no gaps")
+    : "";
+  $("coverage-gaps").replaceChildren(...gaps.map((gap) => h("li", { "data-route": gap.route },
+    gap.says, h("small", {}, ` (expected: ${gap.expected.join(" or ")})`))));
+  const table = $("coverage");
+  table.tHead.replaceChildren(h("tr", {}, h("th", {}, "Route"), outcomes.map((o) => h("th", { scope: "col" }, o))));
+  table.tBodies[0].replaceChildren(...routes.map((route) => h("tr", { "data-route": route },
+    h("th", { scope: "row" }, route),
+    outcomes.map((outcome) => coverageCell(route, outcome, counts.get(`${route}\n${outcome}`) || 0,
+      gapAt.get(`${route}\n${outcome}`))))));
+  $("coverage-note").replaceChildren(
+    coverage.cells.length ? "" : "no requests counted yet · ",
+    "requests counted: ", ...["1", "2–9", "10–99", "100+"].map((label, i) => h("span", { class: `heat-${i + 1}` }, label)),
+    " · a count picks out its requests in the list; the counts outlive a reset, the journal may not keep them all");
+  $("count-coverage").textContent = profile ? `${profile.met}/${profile.of}` : "";
+}
+
+function coverageCell(route, outcome, count, gap) {
+  const attrs = { class: [count ? `heat-${heat(count)}` : "", gap ? "gap" : ""].join(" ").trim() || null,
+    "data-outcome": outcome, title: gap ? gap.says : `${route} × ${outcome}: ${count}` };
+  if (!count) return h("td", attrs, gap ? "0" : "");
+  return h("td", attrs, h("button", { type: "button", onclick: () => showCell(route, outcome, count) }, count));
+}
+
+function showCell(route, outcome, count) {
+  // The requests that filled a cell: the list filtered to its route and outcome.
+  page.cell = { route: route === "unknown path" ? "unknown" : route, outcome, count };
+  for (const id of ["filter-status", "filter-fault", "filter-text"]) $(id).value = "";
+  drawRequests();  // the cell's route and outcome among the choices first
+  $("filter-route").value = page.cell.route;
+  $("filter-outcome").value = outcome;
+  showTab("requests");
+  drawRequests();
+}
+
 function drawNamespaces() {
   const listed = (page.state.namespaces || { namespaces: [] }).namespaces;
   const link = (name) => (name === "default" ? "/_test/ui" : `/ns/${encodeURIComponent(name)}/_test/ui`);
@@ -457,10 +551,12 @@ function start() {
   for (const button of document.querySelectorAll("#tabs button")) {
     button.addEventListener("click", () => showTab(button.dataset.tab));
   }
-  for (const id of ["filter-route", "filter-status", "filter-fault", "filter-text"]) {
+  for (const id of ["filter-route", "filter-status", "filter-fault", "filter-outcome", "filter-text"]) {
     $(id).addEventListener("input", drawRequests);
   }
   $("filters").addEventListener("submit", (event) => event.preventDefault());
+  $("coverage-profile").addEventListener("input", drawCoverage);
+  $("coverage-form").addEventListener("submit", (event) => event.preventDefault());
   const data = $("svc-stub-snapshot");
   if (data) {
     page.live = false;

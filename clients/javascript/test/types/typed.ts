@@ -1,6 +1,6 @@
 // Compiled, never run: a typo in a fault mode, selector or route does not compile
 // (`tsc -p test`, part of `npm test`). Each @ts-expect-error fails the build if the line compiles.
-import { faultHeaders, type SvcStub } from "svc-stub";
+import { assertCovers, coverage, faultHeaders, type CoverageReport, type SvcStub } from "svc-stub";
 import { inject } from "vitest";
 import { test as vitestTest } from "svc-stub/vitest";
 import { test as playwrightTest } from "svc-stub/playwright";
@@ -106,3 +106,17 @@ jestTest.each([["500"]])("jest each %s", async ({ svcStub }) => svcStub.clearFau
 withSvcStub({ fixtures: "flags.yaml", keys: ["phc_mine"] });
 const nodeStub = useSvcStub({ fixtures: { flags: {} } });
 void nodeStub.of;
+
+/** The run's coverage, typed; the gate's options checked. */
+export async function coverageTyped(svcStub: SvcStub): Promise<void> {
+  const report: CoverageReport = await coverage({ stub: svcStub, profile: "runtime" });
+  const says: string[] | undefined = report.profiles.runtime?.gaps.map((gap) => gap.says);
+  const counts: number[] = report.cells.map((cell) => cell.count);
+  const mine: "namespace" | "run" = (await svcStub.coverage({ scope: "namespace" })).scope;
+  await assertCovers("runtime", { atLeast: 80, stub: svcStub.baseUrl });
+  // @ts-expect-error: a scope the stub does not have
+  await svcStub.coverage({ scope: "everything" });
+  // @ts-expect-error: atLeast is a number (a percentage)
+  await assertCovers("runtime", { atLeast: "80%" });
+  void [says, counts, mine];
+}

@@ -147,6 +147,11 @@ final class ControlClient {
         return Members.of(call(Call.get("/_test/checks/" + check).query(query).waiting(wait)));
     }
 
+    /** {@code GET /_test/coverage}: the namespace's ({@code scope} namespace) or the whole run's ({@code run}). */
+    Members coverage(String scope) {
+        return Members.of(call(Call.get("/_test/coverage").query(Map.of("scope", scope))));
+    }
+
     /** The namespace's inspector page, as one HTML file. */
     String snapshot() {
         return (String) call(Call.get("/_test/ui/snapshot").text());

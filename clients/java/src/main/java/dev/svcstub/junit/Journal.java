@@ -72,6 +72,12 @@ final class Journal {
         }
     }
 
+    /** Writes the run's coverage report, {@code coverage.json}, beside the journals (over an earlier run's). */
+    Path keepCoverage(String report) throws IOException {
+        Files.createDirectories(directory);
+        return Files.writeString(directory.resolve(Coverage.FILE), report, StandardCharsets.UTF_8);
+    }
+
     /** The line that names a kept journal in the test's output. */
     static String line(Path path) {
         return REPORT_KEY + " of this test: " + path + " (open it in a browser)";

@@ -32,6 +32,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 @SuppressWarnings("deprecation") // CloseableResource: what JUnit before 5.13 closes
 final class RunStub implements ExtensionContext.Store.CloseableResource, AutoCloseable {
     static final String READY = "svc-stub listening on ";
+    /** {@code off}: the run's end neither prints nor writes its coverage. */
+    static final String COVERAGE_VARIABLE = "SVC_STUB_COVERAGE";
     /** A guard against a command that never ends, not a budget: the command itself waits 30 s at most. */
     private static final long HANG_GUARD_SECONDS = 60;
     private static final Pattern SVC_STUB_PROJECT = Pattern.compile("(?m)^name\\s*=\\s*\"svc-stub\"\\s*$");
@@ -89,6 +91,10 @@ final class RunStub implements ExtensionContext.Store.CloseableResource, AutoClo
     @Override
     public synchronized void close() {
         closed = true;
+        // the run's own stub only: one at SVC_STUB_URL serves other runs too (svc-stub coverage --url tells its coverage)
+        if (client != null && shared != null && !"off".equals(settings.variable(COVERAGE_VARIABLE).orElse(""))) {
+            reportCoverage(client);
+        }
         if (shared != null) {
             try {
                 run(shared, List.of("--stop"));
@@ -103,6 +109,22 @@ final class RunStub implements ExtensionContext.Store.CloseableResource, AutoClo
      * Runs {@code command} with {@code options}, then {@code --} and the run's stub options, to its
      * end: what it printed, a line each. A command that fails gives its own one line.
      */
+    /**
+     * The run's end: prints the run's coverage summary ({@code svc-stub coverage: runtime 1 of 15
+     * cells met; gaps: ...}) and writes the full report, {@code coverage.json}, where the journals
+     * go. Never fails the run: a stub that cannot say is one line instead.
+     */
+    private void reportCoverage(ControlClient stub) {
+        try {
+            Members answer = stub.coverage("run");
+            String summary = Coverage.of(answer).summary();
+            Path file = journal.keepCoverage(Json.pretty(answer.asMap()) + System.lineSeparator());
+            System.out.println(summary + System.lineSeparator() + "svc-stub coverage report: " + file);
+        } catch (SvcStubException | IOException | IllegalArgumentException failed) {
+            System.out.println("svc-stub coverage not reported: " + failed.getMessage());
+        }
+    }
+
     private List<String> run(List<String> command, List<String> options) {
         List<String> line = new ArrayList<>(command);
         line.addAll(options);

@@ -348,6 +348,26 @@ public final class SvcStub {
         verdict(client.check("retry-after", Map.of(), Duration.ZERO));
     }
 
+    /**
+     * What the whole run's tests exercised so far ({@code GET /_test/coverage?scope=run}): every
+     * namespace's counts together, held against each profile. A gate for CI:
+     * {@code stub.coverage().assertCovers("runtime", 80)}.
+     *
+     * @return the run's coverage report
+     */
+    public Coverage coverage() {
+        return Coverage.of(client.coverage("run"));
+    }
+
+    /**
+     * What this test's namespace met so far ({@code GET /_test/coverage}; a {@code reset} keeps it).
+     *
+     * @return the namespace's coverage report
+     */
+    public Coverage namespaceCoverage() {
+        return Coverage.of(client.coverage("namespace"));
+    }
+
     private static void verdict(Members answer) {
         if (!answer.bool("passed")) {
             throw new AssertionFailedError(answer.string("message"));
