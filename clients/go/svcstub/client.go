@@ -170,6 +170,24 @@ func (c *Client) Check(ctx context.Context, check string, parameters url.Values)
 	return verdict, err
 }
 
+// Coverage is what requests in the client's namespace met (ScopeNamespace), or the whole run's
+// (ScopeRun); profile keeps one profile ("": every one). Raw is the stub's JSON answer as it
+// came, to keep as a report (svc-stub coverage --report reads it).
+func (c *Client) Coverage(ctx context.Context, scope Scope, profile string) (coverage Coverage, raw []byte, err error) {
+	query := url.Values{"scope": {string(scope)}}
+	if profile != "" {
+		query.Set("profile", profile)
+	}
+	var answer json.RawMessage
+	if err = c.call(ctx, call{method: "GET", path: "/_test/coverage", query: query}, &answer); err != nil {
+		return Coverage{}, nil, err
+	}
+	if err = json.Unmarshal(answer, &coverage); err != nil {
+		return Coverage{}, nil, &DecodeError{URL: c.BaseURL, Path: "/_test/coverage", Err: err}
+	}
+	return coverage, answer, nil
+}
+
 // Offline is an address where nothing listens: a connection to it is refused at once.
 func (c *Client) Offline(ctx context.Context) (string, error) {
 	var answer struct{ URL string }

@@ -255,6 +255,7 @@ func TestQueryParametersAreTheStubs(t *testing.T) {
 		"/_test/events":         {"minEvents", "minSvcEvents", "minTargets", "waitMs"},
 		"/_test/requests":       {"route", "min", "waitMs", "bodies"},
 		"/_test/checks/{check}": {"route", "flagKey", "targetingKey", "variant"},
+		"/_test/coverage":       {"scope", "profile"},
 	} {
 		parameters := document.parametersOf(t, path, "get")
 		for _, name := range names {

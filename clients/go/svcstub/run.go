@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -36,6 +37,7 @@ var run struct {
 	once sync.Once
 	url  string
 	err  error
+	used atomic.Bool // a test of this process used the run's stub
 }
 
 // RunURL is the stub of this test run: the one at SVC_STUB_URL, else the one `svc-stub shared`
@@ -51,6 +53,9 @@ func RunURL() (string, error) {
 			run.url, run.err = sharedStub()
 		}
 	})
+	if run.err == nil {
+		run.used.Store(true)
+	}
 	return run.url, run.err
 }
 

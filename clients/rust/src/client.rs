@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::coverage::{Coverage, Scope};
 use crate::error::{Cause, Error, Result};
 use crate::faults::{ArmedFault, Fault};
 use crate::http::{self, Outgoing, Target};
@@ -203,6 +204,16 @@ impl Client {
         }
         let answer = self.call(&call)?;
         Ok(Check { passed: answer["passed"] == true, message: answer["message"].as_str().unwrap_or_default().into() })
+    }
+
+    /// What requests met (`GET /_test/coverage`): the namespace's count ([`Scope::Namespace`])
+    /// or the whole run's ([`Scope::Run`]), each profile held against it (`profile`: one alone).
+    pub fn coverage(&self, scope: Scope, profile: Option<&str>) -> Result<Coverage> {
+        let mut call = Call::get("/_test/coverage").query("scope", scope.as_str());
+        if let Some(profile) = profile {
+            call = call.query("profile", profile);
+        }
+        Ok(Coverage::from_json(self.call(&call)?))
     }
 
     /// An address where nothing listens, for a test of a client's offline behaviour: a port the

@@ -83,13 +83,14 @@
 //!   `missing_errors_doc` on [`Client`], whose methods share one `# Errors` section on the type;
 //!   `needless_pass_by_value` where a test writes `stub.set_fixtures(json!({...}))` or
 //!   `stub.arm(Fault::new(...))` with no `&`; `must_use_candidate` on [`FaultGuard::keep`],
-//!   called alone to leave a fault armed.
+//!   called alone to leave a fault armed, and on [`print_coverage`], called alone to print.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 #![warn(clippy::pedantic)]
 
 mod client;
+mod coverage;
 mod error;
 mod faults;
 mod http;
@@ -101,10 +102,11 @@ mod stub;
 mod vocabulary;
 
 pub use client::{Check, Client, DEFAULT_WAIT};
+pub use coverage::{Coverage, CoverageCell, CoverageGap, ProfileCoverage, Scope, SUMMARY_GAPS};
 pub use error::{Cause, Error, Result};
 pub use faults::{fault_headers, ArmedFault, Fault, Step};
 pub use journal::{Dropped, Event, FaultRecord, NamespaceInfo, Recorded, RecordedAnswer, RecordedBody, Request};
-pub use run::run_url;
+pub use run::{assert_covers, coverage, print_coverage, run_url, try_coverage};
 pub use stub::{start, try_start, FaultGuard, SvcStub, SvcStubBuilder};
 pub use vocabulary::{
     FaultSource, Mode, Route, Selector, UnknownWord, Word, HEADER_DELAY_MS, HEADER_FAULT, HEADER_NAMESPACE,

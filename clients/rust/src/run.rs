@@ -6,6 +6,7 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 use crate::client::Client;
+use crate::coverage::{Coverage, Scope};
 use crate::error::{Cause, Error, Result};
 
 /// The start of the line `svc-stub shared` prints; the rest is the stub's URL.
@@ -29,6 +30,65 @@ static RUN: OnceLock<Result<String>> = OnceLock::new();
 /// older than this crate.
 pub fn run_url() -> Result<String> {
     RUN.get_or_init(find_or_start).clone()
+}
+
+/// The run's coverage (`GET /_test/coverage?scope=run`): what every test of the run met so
+/// far, in every test binary of this `cargo test` (they share one stub), deleted namespaces too.
+///
+/// # Errors
+///
+/// Those of [`run_url`], and of the control call ([`Client`]'s).
+pub fn try_coverage() -> Result<Coverage> {
+    Client::new(&run_url()?)?.coverage(Scope::Run, None)
+}
+
+/// [`try_coverage`], for a test.
+///
+/// # Panics
+///
+/// When the run's stub cannot be had or read, with the line that says why.
+#[must_use]
+#[track_caller]
+pub fn coverage() -> Coverage {
+    try_coverage().unwrap_or_else(|error| panic!("{}", error.line()))
+}
+
+/// Prints the run's coverage ([`Coverage::summary`]: a line for each profile the run met a cell of) and writes the stub's
+/// answer as `coverage.json` where failed tests' journals go (`<target dir>/svc-stub-journal/`,
+/// or `SVC_STUB_JOURNAL_DIR`), and says where. It writes to stderr past the test harness's
+/// capture, so `cargo test` shows it on every run, passed or not. Call it from the test target
+/// that runs last (cargo runs test targets by name: `tests/zz_coverage.rs`).
+///
+/// # Panics
+///
+/// As [`coverage`] does.
+#[allow(clippy::must_use_candidate)] // called alone, for what it prints and writes
+#[track_caller]
+pub fn print_coverage() -> Coverage {
+    use std::io::Write as _;
+    let coverage = coverage();
+    let directory = crate::journal::journal_directory();
+    let file = directory.join("coverage.json");
+    let written =
+        std::fs::create_dir_all(&directory).and_then(|()| std::fs::write(&file, format!("{:#}\n", coverage.json())));
+    let said = match written {
+        Ok(()) => format!("svc-stub coverage report: {}", file.display()),
+        Err(error) => format!("svc-stub coverage report not written: {}: {error}", file.display()),
+    };
+    // the harness captures print! and eprint!, not stderr itself
+    let _ = writeln!(std::io::stderr().lock(), "{}\n{said}", coverage.summary());
+    coverage
+}
+
+/// Asserts the run's coverage meets at least `percent` of `profile`'s cells: a gate for CI,
+/// from the test target that runs last ([`Coverage::assert_covers`] of [`coverage`]).
+///
+/// # Panics
+///
+/// Under it, naming each gap in the stub's words; or as [`coverage`] does.
+#[track_caller]
+pub fn assert_covers(profile: &str, percent: f64) {
+    coverage().assert_covers(profile, percent);
 }
 
 fn find_or_start() -> Result<String> {

@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::client::{Client, List};
+use crate::coverage::{Coverage, Scope};
 use crate::error::{Error, Result};
 use crate::faults::{ArmedFault, Fault};
 use crate::journal::{self, Event, Recorded, Request};
@@ -416,6 +417,12 @@ impl SvcStub {
     }
 
     // -- assertions: the stub's verdict, and on failure the journal's path --------------------
+
+    /// What this test's requests met (its namespace's coverage), each profile held against it.
+    #[track_caller]
+    pub fn coverage(&self) -> Coverage {
+        self.must(self.client.coverage(Scope::Namespace, None))
+    }
 
     /// Panics with the stub's words, and the journal's path, unless its `check` holds.
     #[track_caller]

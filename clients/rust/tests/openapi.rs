@@ -172,6 +172,7 @@ fn the_long_poll_parameters_are_the_stubs() {
         ("/_test/events", &["minEvents", "minSvcEvents", "minTargets", "waitMs"][..]),
         ("/_test/requests", &["route", "min", "waitMs", "bodies"][..]),
         ("/_test/checks/{check}", &["route", "flagKey", "targetingKey", "variant"][..]),
+        ("/_test/coverage", &["scope", "profile"][..]),
     ] {
         let parameters = parameters_of(&document, path, "get");
         for name in names {
