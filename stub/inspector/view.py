@@ -10,7 +10,8 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from stub.control.redaction import KnownSecrets, redacted_document
-from stub.coverage import PROFILES, held_against, key_of, matrix, outcome
+from stub.coverage import PROFILES, held_against, matrix, outcome
+from stub.http.exchange import coverage_key
 from stub.keys import redacted
 from stub.namespaces import Namespaces
 from stub.recording import BoundedLog
@@ -139,13 +140,8 @@ def with_outcome(
 
 
 def outcome_of(record: RequestRecord) -> str:
-    """The outcome of the cell `record` counted in, from its key as the request path made it
-    (stub/http/exchange.py)."""
-    fired = record.fault
-    if fired is None:
-        return outcome((record.route, record.status))
-    mode = fired.spec.mode.value if fired.spec else "none"
-    return outcome(key_of(record.route, record.status, mode, fired.source))
+    """The outcome of the cell `record` counted in."""
+    return outcome(coverage_key(record.route, record.status, record.fault))
 
 
 def _coverage(state: StubState) -> dict[str, Any]:
