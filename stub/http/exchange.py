@@ -37,13 +37,11 @@ def record(
     its answer went out (so no client can have had it sooner: a Retry-After counts from
     there), or when it ended unanswered. Whatever the generation, it counts in the coverage:
     it happened."""
-    coverage = state.coverage
     met = (route, status) if fired is None else coverage_key(route, status, fired)
-    counted = coverage.cells.get(met)
-    if counted is None:
-        coverage.first(met)
-    else:
-        coverage.cells[met] = counted + 1
+    try:
+        state.coverage.cells[met] += 1  # no call on the plain path: under 1 % of an evaluate
+    except KeyError:
+        state.coverage.first(met)
     if state.generation == generation:
         state.requests.append(
             RequestRecord(  # by position: by keyword it costs 2.6 % of an evaluate's instructions
