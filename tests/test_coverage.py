@@ -283,3 +283,29 @@ class TestTheOtherProfiles:
         assert "projects never met a 404 (a row gone)" not in says
         assert "projects never met a 409 (a conflict)" in says
         assert management["of"] == 10
+
+
+class TestThroughPostHog:
+    @pytest.mark.filterwarnings("ignore:`get_feature_flag` is deprecated:DeprecationWarning")
+    def test_a_posthog_client_against_a_500_is_told_what_it_missed(
+        self, live_stub: SpawnedStub
+    ) -> None:
+        from posthog import Posthog
+
+        afresh(live_stub)
+        live_stub.post("/_test/fault", {"mode": "500", "applyTo": "flags", "ttlRequests": 1})
+        client = Posthog(
+            "phc_coverage", host=live_stub.url, sync_mode=True, max_retries=1, timeout=5,
+            feature_flags_request_timeout_seconds=5, poll_interval=3600,
+        )  # fmt: skip
+        try:
+            for _ in range(2):
+                client.get_feature_flag("new-checkout", "user-1")
+        finally:
+            client.shutdown()
+        met = {(c["route"], c["outcome"]) for c in live_stub.get("/_test/coverage")["cells"]}
+        assert {("flags", "fault 500"), ("flags", "ok")} <= met
+        vendor = live_stub.get("/_test/coverage?profile=vendor")["profiles"]["vendor"]
+        says = [gap["says"] for gap in vendor["gaps"]]
+        assert "flags never met a 429 with Retry-After" in says
+        assert "flags never met the backend unavailable (a 500 or 503)" not in says
