@@ -4,18 +4,25 @@ and for the whole run, and held against a profile of what a kind of client is ex
 
 Counting is one increment of a small key per request, in the namespace's count alone (the run's
 is the namespaces' counts together, kept when one goes); a cell's outcome is named when the
-coverage is read. It survives `reset` (a test's reset is not the run's), and is bounded: past
-`MAX_CELLS` distinct cells, new ones are counted together.
+coverage is read. The fixture flags a request was answered (evaluate's decisions, `/flags`, the
+definitions poll) are kept as a set, so the flags no test ever read can be named. It survives
+`reset` (a test's reset is not the run's), and is bounded: past `MAX_CELLS` distinct cells, new
+ones are counted together; past `MAX_FLAGS` flags read, no more are named.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any, NamedTuple
 
 MAX_CELLS = 4096
 """Distinct (route, status, fault) keys kept; a status fault can make up to 500 per route."""
+MAX_FLAGS = 4096
+"""Flags read that are named: a fixture set of more is beyond what a test suite reads."""
+SUMMARY_GAPS = 5
+SUMMARY_FLAGS = 5
+"""What a summary line names before it says how many more (the report has them all)."""
 OK, NO_ANSWER, OTHER = "ok", "no answer", "other"
 
 
@@ -31,12 +38,23 @@ class Coverage:
     """Counts of what requests met. The request path adds to `cells` itself (one `dict.get` and
     one store: see stub/http/exchange.py) and calls `first` only for a cell not met before."""
 
-    __slots__ = ("cells", "retired")
+    __slots__ = ("cells", "flags", "last_read", "retired")
 
     def __init__(self) -> None:
         self.cells: dict[Key, int] = {}
+        self.flags: set[str] = set()
+        """The fixture flags requests were answered."""
+        self.last_read: Collection[str] = ()
+        """The flags added last: a client asking the same again (the same collection, as a
+        remembered answer gives it) costs one comparison."""
         self.retired: Coverage | None = None
         """Where this count goes when its namespace is gone or its count is cleared: the run's."""
+
+    def read(self, flags: Collection[str]) -> None:
+        """The fixture flags a request was answered, unless `MAX_FLAGS` are named already."""
+        self.last_read = flags
+        if len(self.flags) < MAX_FLAGS:
+            self.flags.update(flags)
 
     def first(self, key: Key) -> None:
         """A cell not met before: counted, unless `MAX_CELLS` are, then counted as other."""
@@ -52,12 +70,15 @@ class Coverage:
                 self.cells[key] = self.cells.get(key, 0) + count
             else:
                 self.cells[_OTHER] = self.cells.get(_OTHER, 0) + count
+        self.read(other.flags)
 
     def retire(self) -> None:
         """Its namespace is gone, or a test cleared its count: the run keeps what it met."""
         if self.retired is not None:
             self.retired.add(self)
         self.cells.clear()
+        self.flags.clear()
+        self.last_read = ()
 
 
 def key_of(route: str | None, status: int | None, mode: str | None, source: str | None) -> Key:
@@ -196,6 +217,56 @@ def _management() -> Profile:
 PROFILES: Mapping[str, Profile] = {
     profile.name: profile for profile in (_runtime(), _vendor(), _management())
 }
+
+
+def report(
+    scope: str, coverage: Coverage, profiles: Iterable[Profile], fixture_flags: Collection[str]
+) -> dict[str, Any]:
+    """`GET /_test/coverage`'s answer: the cells met, each profile held against them, the
+    fixture flags read and never read, and the summary every helper prints at a run's end."""
+    held = {profile.name: held_against(coverage, profile) for profile in profiles}
+    flags = {
+        "read": sorted(coverage.flags),
+        "neverRead": sorted(set(fixture_flags) - coverage.flags),
+        "of": len(fixture_flags),
+    }
+    return {
+        "scope": scope,
+        "cells": matrix(coverage),
+        "profiles": held,
+        "flags": flags,
+        "summary": summary(held, flags),
+    }
+
+
+def summary(profiles: Mapping[str, Mapping[str, Any]], flags: Mapping[str, Any]) -> list[str]:
+    """A line for each profile a cell of which was met (else one line that says none was),
+    its first gaps in words; and one for the fixture flags never read."""
+    lines = []
+    for name, held in sorted(profiles.items()):
+        if held["met"]:
+            gaps = _first([gap["says"] for gap in held["gaps"]], SUMMARY_GAPS, "; ")
+            lines.append(
+                f"svc-stub coverage: {name} {held['met']} of {held['of']} cells met; "
+                + (f"gaps: {gaps}" if gaps else "no gaps")
+            )
+    if not lines:
+        each = ", ".join(f"{name} 0 of {held['of']}" for name, held in sorted(profiles.items()))
+        lines.append(f"svc-stub coverage: no cell of any profile met ({each or 'no profile'})")
+    if flags["of"]:
+        never = flags["neverRead"]
+        lines.append(
+            f"svc-stub coverage: fixture flags read {flags['of'] - len(never)} of {flags['of']}; "
+            + (f"never read: {_first(never, SUMMARY_FLAGS, ', ')}" if never else "every one read")
+        )
+    return lines
+
+
+def _first(names: list[str], shown: int, between: str) -> str:
+    """The first `shown` names, then how many more."""
+    if len(names) <= shown:
+        return between.join(names)
+    return between.join([*names[:shown], f"and {len(names) - shown} more"])
 
 
 def held_against(coverage: Coverage, profile: Profile) -> dict[str, Any]:

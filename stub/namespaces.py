@@ -243,6 +243,13 @@ class Namespaces:
             run.add(counted)
         return run
 
+    def fixture_flags(self) -> set[str]:
+        """Every flag the run's fixtures hold: the start-up fixtures' and each namespace's."""
+        flags = set(self._startup.fixtures.flags)
+        for state in (self.default, *self._named.values()):
+            flags.update(state.served.fixtures.flags)
+        return flags
+
     def to_json(self) -> dict[str, Any]:
         return {
             "namespaces": [self.describe(name) for name in (DEFAULT, *self._named)],

@@ -87,6 +87,91 @@ class TestTheRun:
         assert cells(await report(client, "?scope=run")) == {("evaluate", "ok"): 2}
 
 
+class TestFlagsRead:
+    FIXTURE_FLAGS = 9  # stub/default_fixtures.json
+
+    async def test_the_flags_answered_are_read_and_the_rest_never_were(
+        self, client: Client
+    ) -> None:
+        for _ in range(2):  # the second, remembered, reads the same
+            await client.post(
+                EVALUATE, json={**ASK, "flagKeys": ["checkout-v2", "no-such"]}, headers=AUTH
+            )
+        flags = (await report(client))["flags"]
+        assert flags["read"] == ["checkout-v2"]  # a flag the fixtures lack is not theirs
+        assert "checkout-v2" not in flags["neverRead"]
+        assert len(flags["neverRead"]) == flags["of"] - 1 == self.FIXTURE_FLAGS - 1
+
+    async def test_asking_for_every_flag_reads_every_one(self, client: Client) -> None:
+        await client.post(EVALUATE, json={"targetingKey": "u"}, headers=AUTH)
+        flags = (await report(client))["flags"]
+        assert (len(flags["read"]), flags["neverRead"]) == (self.FIXTURE_FLAGS, [])
+
+    async def test_a_request_refused_or_faulted_reads_nothing(self, client: Client) -> None:
+        await client.post(EVALUATE, json=ASK)  # no key
+        await client.post("/_test/fault", json=ONE_500)
+        await client.post(EVALUATE, json=ASK, headers=AUTH)
+        assert (await report(client))["flags"]["read"] == []
+
+    async def test_the_vendor_routes_read_what_they_answer(self, client: Client) -> None:
+        await client.post(
+            "/flags?v=2",
+            json={"api_key": "phc_x", "distinct_id": "u", "flag_keys_to_evaluate": ["dark-mode"]},
+        )
+        assert (await report(client))["flags"]["read"] == ["dark-mode"]
+        polled = await client.get(
+            "/flags/definitions?token=phc_x", headers={"Authorization": "Bearer phs_x"}
+        )
+        assert polled.status == 200
+        flags = (await report(client))["flags"]  # the client evaluates them all itself
+        assert (len(flags["read"]), flags["neverRead"]) == (self.FIXTURE_FLAGS, [])
+
+    async def test_the_run_reads_every_namespace_and_a_delete_starts_one_afresh(
+        self, client: Client
+    ) -> None:
+        await client.post("/_test/namespaces", json={"name": "a"})
+        await client.post("/ns/a" + EVALUATE, json=ASK, headers=AUTH)
+        await client.delete("/_test/namespaces/a")
+        await client.post(EVALUATE, json={**ASK, "flagKeys": ["dark-mode"]}, headers=AUTH)
+        assert (await report(client, "?scope=run"))["flags"]["read"] == [
+            "checkout-v2",
+            "dark-mode",
+        ]
+        await client.delete("/_test/coverage")
+        assert (await report(client))["flags"]["read"] == []
+        assert len((await report(client, "?scope=run"))["flags"]["read"]) == 2
+
+    def test_past_the_bound_no_more_are_named(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(coverage, "MAX_FLAGS", 2)
+        counted = Coverage()
+        for flags in (["a", "b"], ["c"]):
+            counted.read(flags)
+        assert counted.flags == {"a", "b"}
+
+
+class TestSummary:
+    async def test_a_line_a_profile_met_its_first_gaps_and_the_flags_never_read(
+        self, client: Client
+    ) -> None:
+        await client.post("/_test/fault", json=ONE_500)
+        for _ in range(2):
+            await client.post(EVALUATE, json=ASK, headers=AUTH)
+        assert (await report(client))["summary"] == [
+            "svc-stub coverage: runtime 2 of 15 cells met; gaps: evaluate never met a 401; "
+            "evaluate never met a 429 with Retry-After; evaluate never met a timeout (a delay "
+            "or a hang); evaluate never met a malformed answer (invalid_json); evaluate never "
+            "met a truncated answer; and 8 more",
+            "svc-stub coverage: fixture flags read 1 of 9; never read: dark-mode, "
+            "discount-rate, enterprise-dashboard, legacy-banner, max-items, and 3 more",
+        ]
+
+    async def test_with_no_cell_of_any_profile_met_one_line_says_so(self, client: Client) -> None:
+        assert (await report(client))["summary"][0] == (
+            "svc-stub coverage: no cell of any profile met "
+            "(management 0 of 10, runtime 0 of 15, vendor 0 of 15)"
+        )
+
+
 class TestProfiles:
     async def test_a_suite_that_arms_only_a_500_is_told_each_cell_it_missed(
         self, client: Client
@@ -169,6 +254,7 @@ class TestThroughARealClient:
         met = {(c["route"], c["outcome"]) for c in live_stub.get("/_test/coverage")["cells"]}
         assert ("evaluate", "fault 500") in met
         assert "evaluate never met a 401" in [gap["says"] for gap in runtime["gaps"]]
+        assert live_stub.get("/_test/coverage")["flags"]["read"] == ["new-checkout"]
 
 
 class TestTheCommand:
@@ -195,6 +281,7 @@ class TestTheCommand:
         assert "  evaluate  fault 500" in said.stdout
         assert "runtime: 2 of 15 cells met" in said.stdout
         assert "  - evaluate never met a 429 with Retry-After" in said.stdout
+        assert "fixture flags: 1 of 9 read\n  never read: dark-mode, discount-rate," in said.stdout
         assert said.stderr == (
             "svc-stub coverage: runtime is 13% (2 of 15), under --fail-under 80\n"
         )

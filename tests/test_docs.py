@@ -493,15 +493,22 @@ class TestTheCoverageGuide:
     PAGE = "docs/guides/coverage.md"
 
     def test_the_gap_is_found_then_closed_as_shown(self, tmp_path: Path) -> None:
-        """Run as written against a stub of its own (coverage outlives a reset)."""
-        found, closed = [b.text for b in blocks() if b.page == self.PAGE and b.language == "sh"]
+        """Run as written against a stub of its own (coverage outlives a reset); after the
+        first, the summary a helper prints is the one shown."""
+        found, closed, flags = [
+            b.text for b in blocks() if b.page == self.PAGE and b.language == "sh"
+        ]
+        (summary,) = [b.text for b in blocks() if b.page == self.PAGE and b.language == "text"]
         with spawn_stub(read_log=False) as stub:
-            for block in (found, closed):
+            for block in (found, closed, flags):
                 script = block.replace("S=http://127.0.0.1:3901", f"S={stub.url}")
                 done = bash(script, cwd=tmp_path)
                 assert done.returncode == 0, done.stderr
                 shown = [line[2:] for line in block.splitlines() if line.startswith("# ")]
                 assert done.stdout.splitlines() == shown
+                if block is found:
+                    report = stub.get("/_test/coverage?scope=run")
+                    assert report["summary"] == summary.splitlines()
 
     def test_a_teams_own_profile_reads_as_shown(self, tmp_path: Path) -> None:
         (own,) = [b.text for b in blocks() if b.page == self.PAGE and b.language == "yaml"]
@@ -1029,6 +1036,10 @@ RUN_BY: dict[tuple[str, str], str] = {
     ("docs/guides/java.md", COVERAGE_LINE): JAVA_TESTS + "CoverageTest.java",
     ("docs/guides/javascript.md", COVERAGE_LINE): "clients/javascript/test/vitest/coverage.test.js",
     ("docs/guides/coverage.md", "profiles:"): "TestTheCoverageGuide",
+    ("docs/guides/coverage.md", "svc-stub coverage: runtime 2 of 15 cells met; gaps: evaluate "
+     "never met a 401; evaluate never met a 429 with Retry-After; evaluate never met a timeout "
+     "(a delay or a hang); evaluate never met a malformed answer (invalid_json); evaluate never "
+     "met a truncated answer; and 8 more"): "TestTheCoverageGuide",
     ("docs/reference/cli.md", "svc-stub shared --owner $$ -- --fixtures flags.yaml"):
         "TestTheSharedCommandExample",
 }  # fmt: skip

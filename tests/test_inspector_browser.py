@@ -264,6 +264,10 @@ class TestLive:
         gaps = page.locator("#coverage-gaps li")
         expect(gaps).to_have_count(13)
         expect(gaps.first).to_contain_text("evaluate never met a 401 (expected: 401 or fault 401)")
+        flags = page.locator("#coverage-flags")
+        expect(flags).to_contain_text(re.compile(r"^fixture flags: 1 of \d+ read; never read: "))
+        expect(flags.locator("code", has_text="dark-mode")).to_have_count(1)
+        expect(flags.locator("code", has_text=FLAG)).to_have_count(0)  # the one evaluated
         rows = page.locator("#coverage tbody tr")
         expect(rows.locator("th")).to_have_text(["evaluate", "capture", "unknown path"])
         evaluate = rows.first
@@ -305,6 +309,18 @@ class TestLive:
         )
         page.select_option("#filter-route", "")
         expect(page.locator("#journal-note")).not_to_contain_text("no longer keeps")
+
+    def test_a_count_started_afresh_redraws_the_tab(self, inspector: Inspector) -> None:
+        page = inspector.open()
+        _post(inspector.url + "/v1/capture", {"events": []})
+        tab(page, "coverage")
+        expect(page.locator("#count-coverage")).to_have_text("1/15")
+
+        request = urllib.request.Request(inspector.url + "/_test/coverage", method="DELETE")
+        urllib.request.urlopen(request, timeout=HANG_GUARD_S).close()
+
+        expect(page.locator("#count-coverage")).to_have_text("0/15")
+        expect(page.locator("#coverage-note")).to_contain_text("no requests counted yet")
 
     def test_pause_holds_the_view_until_resumed(self, inspector: Inspector) -> None:
         page = inspector.open()

@@ -1034,8 +1034,9 @@ class TestTheRunsCoverage:
     TESTS = """
         def test_survives_an_outage(svc_stub):
             svc_stub.arm("500", apply_to="evaluate", ttl_requests=1)
-            assert post(svc_stub.url, "/v1/flags/evaluate", {"targetingKey": "u"})[0] == 500
-            assert post(svc_stub.url, "/v1/flags/evaluate", {"targetingKey": "u"})[0] == 200
+            asked = {"targetingKey": "u", "flagKeys": ["checkout-v2"]}
+            assert post(svc_stub.url, "/v1/flags/evaluate", asked)[0] == 500
+            assert post(svc_stub.url, "/v1/flags/evaluate", asked)[0] == 200
         """
 
     @pytest.mark.parametrize("workers", [[], ["-n", "2"]])
@@ -1048,9 +1049,9 @@ class TestTheRunsCoverage:
         result.stdout.fnmatch_lines(
             [
                 "*- svc-stub coverage -*",
-                "runtime: 2 of 15 cells met",
-                "  - evaluate never met a 401",
-                "  - evaluate never met a 429 with Retry-After",
+                "svc-stub coverage: runtime 2 of 15 cells met; gaps: evaluate never met a 401; "
+                "evaluate never met a 429 with Retry-After; *; and 8 more",
+                "svc-stub coverage: fixture flags read 1 of 9; never read: dark-mode, *",
             ]
         )
         report = json.loads((pytester.path / "out" / "coverage.json").read_text())

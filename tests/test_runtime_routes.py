@@ -254,10 +254,10 @@ class TestTheSameQuestionAgain:
     def test_what_a_table_remembers_is_bounded(self) -> None:
         table = DecisionTable(load_fixture_paths([default_fixture_dir()]).flags)
         for n in range(MAX_REMEMBERED + 1):
-            table.remember(b"%d" % n, b"[]")
+            table.remember(b"%d" % n, (b"[]", ()))
         assert table.answered(b"0") is None  # full: it started afresh
-        assert table.answered(b"%d" % MAX_REMEMBERED) == b"[]"
-        table.remember(b" " * (MAX_REMEMBERED_BODY_BYTES + 1), b"[]")
+        assert table.answered(b"%d" % MAX_REMEMBERED) == (b"[]", ())
+        table.remember(b" " * (MAX_REMEMBERED_BODY_BYTES + 1), (b"[]", ()))
         assert table.answered(b" " * (MAX_REMEMBERED_BODY_BYTES + 1)) is None
 
 

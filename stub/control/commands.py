@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -174,7 +175,8 @@ def _message(raw: bytes) -> str:
 
 
 def rendered(report: dict[str, Any]) -> str:
-    """The cells as a table, then each profile's tally and its gaps."""
+    """The cells as a table, then each profile's tally and its gaps, then the fixture flags
+    never read (every one named: the summary names the first few)."""
     lines = [f"coverage ({report.get('scope', 'run')}):"]
     cells = report["cells"]
     if cells:
@@ -185,6 +187,15 @@ def rendered(report: dict[str, Any]) -> str:
     for name, profile in report["profiles"].items():
         lines.append(f"{name}: {profile['met']} of {profile['of']} cells met")
         lines += [f"  - {gap['says']}" for gap in profile["gaps"]]
+    flags = report.get("flags")  # optional in a saved report: cells and profiles suffice
+    if flags and flags["of"]:
+        never = flags["neverRead"]
+        lines.append(f"fixture flags: {flags['of'] - len(never)} of {flags['of']} read")
+        if never:
+            named = textwrap.fill(
+                ", ".join(never), 100, initial_indent="  never read: ", subsequent_indent="    "
+            )
+            lines += named.splitlines()
     return "\n".join(lines)
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from stub.control.redaction import KnownSecrets, redacted_document
-from stub.coverage import PROFILES, held_against, matrix, outcome
+from stub.coverage import PROFILES, outcome, report
 from stub.http.exchange import coverage_key
 from stub.keys import redacted
 from stub.namespaces import Namespaces
@@ -147,12 +147,7 @@ def outcome_of(record: RequestRecord) -> str:
 def _coverage(state: StubState) -> dict[str, Any]:
     """The namespace's coverage as `GET /_test/coverage` gives it, every profile held: a few
     dozen cells, drawn whole each time, like the faults."""
-    met = state.coverage
-    return {
-        "scope": "namespace",
-        "cells": matrix(met),
-        "profiles": {name: held_against(met, profile) for name, profile in PROFILES.items()},
-    }
+    return report("namespace", state.coverage, PROFILES.values(), state.served.fixtures.flags)
 
 
 def _shown(log: BoundedLog[Any], new: int, most: int | None, known: KnownSecrets) -> list[Any]:

@@ -40,9 +40,12 @@ async def remote_flags(request: web.Request) -> web.Response:
         raise invalid_body(
             f"person_properties: expected an object, got {json_type(person_properties)}"
         )
-    answer = state_of(request).served.vendor.flags_answer(
+    state = state_of(request)
+    answer = state.served.vendor.flags_answer(
         keys, str(distinct_id), person_properties or {}, request_id(request)
     )
+    served = state.served.fixtures.flags
+    state.coverage.read(served.keys() if keys is None else [k for k in keys if k in served])
     return encoded_response(answer)
 
 
@@ -64,8 +67,11 @@ async def batch(request: web.Request) -> web.Response:
 
 
 def _definitions(request: web.Request) -> web.Response:
-    """The definitions, with their ETag; a 304 for the one the poller holds."""
-    vendor = state_of(request).served.vendor
+    """The definitions, with their ETag; a 304 for the one the poller holds. Every flag counts
+    as read: the client evaluates them itself, and which it reads the stub cannot know."""
+    state = state_of(request)
+    state.coverage.read(state.served.fixtures.flags.keys())
+    vendor = state.served.vendor
     if request.headers.get("If-None-Match") == vendor.etag:
         return web.Response(status=304, headers={"ETag": vendor.etag})
     return encoded_response(vendor.definitions, headers={"ETag": vendor.etag})

@@ -10,7 +10,7 @@ import orjson
 from aiohttp import web
 
 from stub.http.route import Direct, Records, RouteDeclaration
-from stub.runtime.evaluation import DecisionTable
+from stub.runtime.evaluation import Decided, DecisionTable
 from stub.state import StubState, state_of
 from stub.wire import (
     REQUEST_SEQ,
@@ -28,7 +28,7 @@ from stub.wire import (
 
 
 def _evaluated_now(state: StubState, raw: bytes) -> Direct:
-    decisions = evaluated(state.served.decisions, raw, "")
+    decisions = evaluated(state, raw, "")
     return functools.partial(evaluate_answer, decisions), None
 
 
@@ -57,18 +57,22 @@ EVALUATE_PATH = "/v1/flags/evaluate"
 @routes.post(EVALUATE_PATH, **EVALUATE.route)
 async def evaluate(request: web.Request) -> web.Response:
     raw = await read_body(request)
-    table = state_of(request).served.decisions
-    decisions = evaluated(table, raw, request.content_type)
+    decisions = evaluated(state_of(request), raw, request.content_type)
     return encoded_response(evaluate_answer(decisions, request[REQUEST_SEQ]))
 
 
-def evaluated(table: DecisionTable, raw: bytes, sent_as: str) -> bytes:
+def evaluated(state: StubState, raw: bytes, sent_as: str) -> bytes:
     """The decisions an evaluate body (sent as Content-Type `sent_as`) gets: remembered, or
-    checked (else a 400) and then remembered."""
-    decisions = table.answered(raw)
-    if decisions is None:
-        decisions = _decisions(table, json_object(raw, sent_as))
-        table.remember(raw, decisions)
+    checked (else a 400) and then remembered; the flags they answered count as read."""
+    table = state.served.decisions
+    decided = table.answered(raw)
+    if decided is None:
+        decided = _decisions(table, json_object(raw, sent_as))
+        table.remember(raw, decided)
+    decisions, read = decided
+    coverage = state.coverage
+    if read is not coverage.last_read:  # the same question again: nothing new was read
+        coverage.read(read)
     return decisions
 
 
@@ -80,7 +84,7 @@ def evaluate_answer(decisions: bytes, seq: int) -> bytes:
     )
 
 
-def _decisions(table: DecisionTable, body: dict[str, Any]) -> bytes:
+def _decisions(table: DecisionTable, body: dict[str, Any]) -> Decided:
     targeting_key = _targeting_key(body)
     flag_keys = optional_strings(body, "flagKeys") or []
     attributes = optional_object(body, "attributes")

@@ -6,7 +6,7 @@ is encoded once when fixtures are loaded and requests only join bytes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -53,6 +53,11 @@ afresh), of bodies up to 4 KiB and answers up to 64 KiB: 70 MB at the very worst
 hundred KB for a test suite's handful of contexts."""
 
 
+Decided = tuple[bytes, Collection[str]]
+"""An evaluate body's decisions, encoded, and the fixture flags they answered (for coverage):
+a tuple, so the request path unpacks it without a call."""
+
+
 class DecisionTable:
     """Pre-encoded decisions for one fixture set, and the answers it gave by request body: a
     body's decisions are a pure function of the fixtures and the body, so a client that asks
@@ -67,29 +72,32 @@ class DecisionTable:
         self._matched = {key: orjson.dumps(matched_decision(f)) for key, f in flags.items()}
         self._unmatched = {key: orjson.dumps(unmatched_decision(key)) for key in flags}
         self._conditional = {key: f for key, f in flags.items() if f.is_conditional}
-        self._answered: dict[bytes, bytes] = {}
+        self._answered: dict[bytes, Decided] = {}
 
-    def answered(self, body: bytes) -> bytes | None:
+    def answered(self, body: bytes) -> Decided | None:
         """The decisions already given for this very body, if remembered."""
         return self._answered.get(body)
 
-    def remember(self, body: bytes, decisions: bytes) -> None:
+    def remember(self, body: bytes, decided: Decided) -> None:
         """Remember the decisions a valid `body` got (see MAX_REMEMBERED)."""
-        if len(body) > MAX_REMEMBERED_BODY_BYTES or len(decisions) > MAX_REMEMBERED_ANSWER_BYTES:
+        if len(body) > MAX_REMEMBERED_BODY_BYTES or len(decided[0]) > MAX_REMEMBERED_ANSWER_BYTES:
             return
         if len(self._answered) >= MAX_REMEMBERED:
             self._answered.clear()
-        self._answered[body] = decisions
+        self._answered[body] = decided
 
     def encode(
         self,
         flag_keys: Sequence[str],
         targeting_key: str,
         attributes: Mapping[str, JsonValue],
-    ) -> bytes:
-        """A JSON array of decisions; no keys means every served flag."""
+    ) -> Decided:
+        """A JSON array of decisions, and the fixture flags it answered; no keys means every
+        served flag."""
         keys = flag_keys or self._all_keys
-        return b"[" + b",".join(self._one(k, targeting_key, attributes) for k in keys) + b"]"
+        read = self._all_keys if keys is self._all_keys else self._matched.keys() & keys
+        encoded = b"[" + b",".join(self._one(k, targeting_key, attributes) for k in keys) + b"]"
+        return encoded, read
 
     def _one(self, key: str, targeting_key: str, attributes: Mapping[str, JsonValue]) -> bytes:
         encoded = self._matched.get(key)

@@ -38,8 +38,6 @@ _COVERAGE_FROM = pytest.StashKey[str]()
 """The run's stub, where the terminal summary reads the run's coverage."""
 _COVERAGE = pytest.StashKey[dict[str, Any] | None]()
 """The run's coverage, read before a stub of this process's own stopped."""
-SHOWN_GAPS = 8
-"""Gaps a terminal summary names; `svc-stub coverage` names them all."""
 _SNAPSHOT = pytest.StashKey[Callable[[], str]]()
 """How to take a test's inspector page, should it fail: set by the fixture that gave it a
 stub."""
@@ -103,15 +101,16 @@ def pytest_testnodedown(node: Any, error: object) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    """What the run's tests exercised, a line a profile they met any of, and its first gaps
-    (`svc-stub coverage` says it all, and gates CI)."""
+    """What the run's tests exercised: the stub's summary, a line a profile they met any of
+    with its first gaps, and the fixture flags never read (`svc-stub coverage` says it all,
+    and gates CI)."""
     report = config.stash.get(_COVERAGE, None)
     if report is None and _COVERAGE_FROM in config.stash:
         report = _run_coverage(config.stash[_COVERAGE_FROM])
     if not report:
         return
     terminalreporter.write_sep("-", "svc-stub coverage")
-    for line in coverage_lines(report):
+    for line in report.get("summary", ()):  # the stub's words, as every helper prints them
         terminalreporter.write_line(line)
     directory = config.getoption(JOURNAL_OPTION)
     if directory:  # beside the failed tests' journals
@@ -130,20 +129,6 @@ def _run_coverage(url: str) -> dict[str, Any] | None:
         return StubClient(url, control_token=os.environ.get(TOKEN_VARIABLE)).coverage("run")
     except (OSError, StubError):  # an older stub, or one gone: no summary rather than a failure
         return None
-
-
-def coverage_lines(report: dict[str, Any]) -> list[str]:
-    """Each profile the run met a cell of: how many, and its first gaps in words."""
-    lines = []
-    for name, profile in report["profiles"].items():
-        if not profile["met"]:
-            continue
-        lines.append(f"{name}: {profile['met']} of {profile['of']} cells met")
-        gaps = profile["gaps"]
-        lines += [f"  - {gap['says']}" for gap in gaps[:SHOWN_GAPS]]
-        if len(gaps) > SHOWN_GAPS:
-            lines.append(f"  ... and {len(gaps) - SHOWN_GAPS} more (svc-stub coverage --help)")
-    return lines or ["no request met a cell of any profile"]
 
 
 def _stub_options(config: pytest.Config) -> list[str]:

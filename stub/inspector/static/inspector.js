@@ -495,6 +495,7 @@ function drawCoverage() {
     : "";
   $("coverage-gaps").replaceChildren(...gaps.map((gap) => h("li", { "data-route": gap.route },
     gap.says, h("small", {}, ` (expected: ${gap.expected.join(" or ")})`))));
+  drawFlagsRead(coverage.flags);
   const table = $("coverage");
   table.tHead.replaceChildren(h("tr", {}, h("th", {}, "Route"), outcomes.map((o) => h("th", { scope: "col" }, o))));
   table.tBodies[0].replaceChildren(...routes.map((route) => h("tr", { "data-route": route },
@@ -506,6 +507,15 @@ function drawCoverage() {
     "requests counted: ", ...["1", "2–9", "10–99", "100+"].map((label, i) => h("span", { class: `heat-${i + 1}` }, label)),
     " · a count picks out its requests in the list; the counts outlive a reset, the journal may not keep them all");
   $("count-coverage").textContent = profile ? `${profile.met}/${profile.of}` : "";
+}
+
+function drawFlagsRead(flags) {
+  // The fixture flags no request was answered: each one a fixture no test needed, or a test missing.
+  if (!flags || !flags.of) return $("coverage-flags").replaceChildren();
+  const never = flags.neverRead;
+  $("coverage-flags").replaceChildren(`fixture flags: ${flags.of - never.length} of ${flags.of} read`,
+    never.length ? "; never read: " : "",
+    ...never.flatMap((name, i) => [i ? ", " : "", h("code", { class: "never-read" }, name)]));
 }
 
 function coverageCell(route, outcome, count, gap) {
