@@ -37,7 +37,7 @@ def record(
     its answer went out (so no client can have had it sooner: a Retry-After counts from
     there), or when it ended unanswered. Whatever the generation, it counts in the coverage:
     it happened."""
-    met = (route, status) if fired is None else coverage_key(route, status, fired)
+    met = route if status == 200 and fired is None else coverage_key(route, status, fired)
     try:
         state.coverage.cells[met] += 1  # no call on the plain path: under 1 % of an evaluate
     except KeyError:
@@ -97,5 +97,5 @@ def coverage_key(route: str | None, status: int | None, fired: Fired | None) -> 
     """The coverage cell a request counts in (stub/coverage.py): built here alone, for the
     count and for whoever names a recorded request's outcome (the inspector)."""
     if fired is None:
-        return (route, status)
+        return key_of(route, status, None, None)
     return key_of(route, status, fired.spec.mode.value if fired.spec else "none", fired.source)
