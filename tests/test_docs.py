@@ -866,12 +866,12 @@ JAVA_TESTS = "clients/java/src/test/java/dev/svcstub/junit/"
 
 LANGUAGE_GUIDES = ("go", "java", "javascript", "rust")
 COVERAGE_LINE = (
-    "svc-stub coverage: runtime 1 of 15 cells met; gaps: evaluate was never answered "
-    "successfully; evaluate never met a 401; evaluate never met a 429 with Retry-After; "
-    "evaluate never met a timeout (a delay or a hang); evaluate never met a malformed answer "
-    "(invalid_json); and 9 more"
+    "svc-stub coverage: runtime 2 of 15 cells met; gaps: evaluate never met a 401; evaluate "
+    "never met a 429 with Retry-After; evaluate never met a timeout (a delay or a hang); "
+    "evaluate never met a malformed answer (invalid_json); evaluate never met a truncated "
+    "answer; and 8 more"
 )
-"""The end-of-run summary the JS and JVM guides show."""
+"""The end-of-run summary the coverage, JS and JVM guides show: a run that armed only a 500."""
 INSTALL_FROM_A_CLONE = "python3 -m venv .venv && .venv/bin/pip install /path/to/svc-stub"
 """The first line of each language guide's install block."""
 NO_COMMAND = (
@@ -1036,10 +1036,11 @@ RUN_BY: dict[tuple[str, str], str] = {
     ("docs/guides/java.md", COVERAGE_LINE): JAVA_TESTS + "CoverageTest.java",
     ("docs/guides/javascript.md", COVERAGE_LINE): "clients/javascript/test/vitest/coverage.test.js",
     ("docs/guides/coverage.md", "profiles:"): "TestTheCoverageGuide",
-    ("docs/guides/coverage.md", "svc-stub coverage: runtime 2 of 15 cells met; gaps: evaluate "
-     "never met a 401; evaluate never met a 429 with Retry-After; evaluate never met a timeout "
-     "(a delay or a hang); evaluate never met a malformed answer (invalid_json); evaluate never "
-     "met a truncated answer; and 8 more"): "TestTheCoverageGuide",
+    ("docs/guides/coverage.md", COVERAGE_LINE): "TestTheCoverageGuide",
+    ("docs/guides/rust.md", "svc-stub coverage: runtime 1 of 15 cells met; gaps: evaluate was "
+     "never answered successfully; evaluate never met a 401; evaluate never met a 429 with "
+     "Retry-After; evaluate never met a timeout (a delay or a hang); evaluate never met a "
+     "malformed answer (invalid_json); and 9 more"): "clients/rust/tests/coverage.rs",
     ("docs/reference/cli.md", "svc-stub shared --owner $$ -- --fixtures flags.yaml"):
         "TestTheSharedCommandExample",
 }  # fmt: skip

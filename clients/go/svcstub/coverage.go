@@ -21,12 +21,28 @@ const (
 )
 
 // Coverage is the stub's answer to GET /_test/coverage: each route a client called against each
-// outcome it was served, and each profile of what a kind of client is expected to meet, held
-// against it (its gaps in words).
+// outcome it was served, each profile of what a kind of client is expected to meet, held
+// against it (its gaps in words), the fixture flags read and never read, and the summary.
 type Coverage struct {
 	Scope    Scope                      `json:"scope"`
 	Cells    []CoverageCell             `json:"cells"`
 	Profiles map[string]ProfileCoverage `json:"profiles"`
+	Flags    FlagCoverage               `json:"flags"`
+	// Summary is the coverage short, in the stub's lines, as every svc-stub helper prints it at
+	// a run's end: one for each profile a cell of which was met, naming its first gaps
+	// ("svc-stub coverage: runtime 2 of 15 cells met; gaps: evaluate never met a 401; ...; and
+	// 8 more"), or one saying no cell of any profile was; then, if the fixtures hold flags, one
+	// naming the first never read ("svc-stub coverage: fixture flags read 1 of 9; never read:
+	// dark-mode, ..., and 3 more"). Print them as they are: the stub decides their words.
+	Summary []string `json:"summary"`
+}
+
+// FlagCoverage is the fixture flags requests were answered (Read), those of the fixtures never
+// read (NeverRead), each sorted, and how many flags the fixtures hold (Of).
+type FlagCoverage struct {
+	Read      []string `json:"read"`
+	NeverRead []string `json:"neverRead"`
+	Of        int      `json:"of"`
 }
 
 // CoverageCell is one cell met: a route ("evaluate"), an outcome ("ok", "401", "fault 500",
@@ -60,54 +76,6 @@ func (p ProfileCoverage) Percent() float64 {
 		return 100
 	}
 	return 100 * float64(p.Met) / float64(p.Of)
-}
-
-// SummaryGaps is how many gaps a summary line names before it says how many more there are
-// (the report has every one).
-const SummaryGaps = 5
-
-// Summary is the coverage, short, as every svc-stub helper prints it: a line for each of these
-// profiles (with none named, each the requests met a cell of), naming its first gaps in the
-// stub's words: "svc-stub coverage: runtime 1 of 15 cells met; gaps: evaluate was never
-// answered successfully; ...; and 9 more". When no cell of any profile was met, one line says so.
-func (c Coverage) Summary(profiles ...string) string {
-	if len(profiles) == 0 {
-		for name, profile := range c.Profiles {
-			if profile.Met > 0 {
-				profiles = append(profiles, name)
-			}
-		}
-		if len(profiles) == 0 {
-			names := make([]string, 0, len(c.Profiles))
-			for name, profile := range c.Profiles {
-				names = append(names, fmt.Sprintf("%s 0 of %d", name, profile.Of))
-			}
-			sort.Strings(names)
-			if len(names) == 0 {
-				names = append(names, "no profile")
-			}
-			return fmt.Sprintf("svc-stub coverage: no cell of any profile met (%s)", strings.Join(names, ", "))
-		}
-	}
-	sort.Strings(profiles)
-	lines := make([]string, 0, len(profiles))
-	for _, name := range profiles {
-		profile, ok := c.Profiles[name]
-		if !ok {
-			lines = append(lines, fmt.Sprintf("svc-stub coverage: no profile %q", name))
-			continue
-		}
-		named := profile.says()
-		if len(named) > SummaryGaps {
-			named = append(named[:SummaryGaps], fmt.Sprintf("and %d more", len(profile.Gaps)-SummaryGaps))
-		}
-		gaps := "no gaps"
-		if len(named) > 0 {
-			gaps = "gaps: " + strings.Join(named, "; ")
-		}
-		lines = append(lines, fmt.Sprintf("svc-stub coverage: %s %d of %d cells met; %s", name, profile.Met, profile.Of, gaps))
-	}
-	return strings.Join(lines, "\n")
 }
 
 // says is the profile's gaps in the stub's words.
@@ -154,11 +122,12 @@ type Gate struct {
 }
 
 // Main runs the package's tests (m.Run) and returns the exit code for os.Exit; then, if they
-// used the run's stub, it reads the run's coverage (GET /_test/coverage?scope=run), prints its
-// Summary to stdout (shown by go test -v, and when the package fails) and writes the stub's
-// answer as coverage.json next to the package's journals, naming the file. A gate under its
-// percent fails the package (when its tests passed). The packages of a `go test` share one stub, so at a package's end the run's coverage is the
-// run's so far. Call it from TestMain:
+// used the run's stub, it reads the run's coverage (GET /_test/coverage?scope=run), prints the
+// stub's Summary lines as they came to stdout (shown by go test -v, and when the package fails)
+// and writes the stub's answer as coverage.json next to the package's journals, naming the file.
+// A gate under its percent fails the package (when its tests passed). The packages of a
+// `go test` share one stub, so at a package's end the run's coverage is the run's so far. Call
+// it from TestMain:
 //
 //	func TestMain(m *testing.M) { os.Exit(svcstub.Main(m)) }
 func Main(m *testing.M, gates ...Gate) int {
@@ -185,7 +154,7 @@ func report(ctx context.Context, gates []Gate) (string, bool) {
 	if err != nil {
 		return "svc-stub coverage: not read: " + err.Error(), len(gates) > 0
 	}
-	lines := []string{coverage.Summary()}
+	lines := append([]string(nil), coverage.Summary...)
 	directory, err := journalDirectory()
 	file := filepath.Join(directory, "coverage.json")
 	if err == nil {

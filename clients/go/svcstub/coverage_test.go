@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -11,6 +12,14 @@ import (
 )
 
 const never429 = "evaluate never met a 429 with Retry-After"
+
+// What a suite that arms only a 500 on evaluate is shown at its end: the stub's summary lines.
+const (
+	runtimeLine = "svc-stub coverage: runtime 1 of 15 cells met; gaps: evaluate was never answered successfully; " +
+		"evaluate never met a 401; evaluate never met a 429 with Retry-After; evaluate never met a timeout (a delay or a hang); " +
+		"evaluate never met a malformed answer (invalid_json); and 9 more"
+	flagsLine = "svc-stub coverage: fixture flags read 0 of 9; never read: checkout-v2, dark-mode, discount-rate, enterprise-dashboard, legacy-banner, and 4 more"
+)
 
 // evaluateTwice is a suite that arms only a 500 on evaluate, and calls evaluate twice.
 func evaluateTwice(t *testing.T, stub *svcstub.Stub) {
@@ -40,20 +49,12 @@ func TestCoverageNamesTheGaps(t *testing.T) {
 	if runtime.Met != 1 || runtime.Of < 2 {
 		t.Errorf("runtime: %d of %d met, want 1", runtime.Met, runtime.Of)
 	}
-	summary := coverage.Summary()
-	for _, words := range []string{"svc-stub coverage: runtime 1 of 15 cells met; gaps: ", never429, "; and 9 more"} {
-		if !strings.Contains(summary, words) {
-			t.Errorf("the summary does not say %q:\n%s", words, summary)
-		}
+	if want := []string{runtimeLine, flagsLine}; !reflect.DeepEqual(coverage.Summary, want) {
+		t.Errorf("summary:\n%s\nwant the stub's lines:\n%s", strings.Join(coverage.Summary, "\n"), strings.Join(want, "\n"))
 	}
-	if strings.Contains(summary, "vendor") || !strings.Contains(coverage.Summary("vendor"), "vendor 0 of ") {
-		t.Errorf("the summary names a profile the test met no cell of, or does not name one asked for:\n%s", summary)
-	}
-	if strings.Count(summary, "\n") != 0 || strings.Contains(summary, "capture never met a 401") {
-		t.Errorf("the summary is not one line naming the first 5 gaps:\n%s", summary)
-	}
-	if strings.Contains(summary, "evaluate never met the backend unavailable") {
-		t.Errorf("the summary names the 500 the test did meet as a gap:\n%s", summary)
+	flags := coverage.Flags
+	if flags.Of != 9 || len(flags.Read) != 0 || len(flags.NeverRead) != 9 || flags.NeverRead[0] != "checkout-v2" {
+		t.Errorf("flags %+v, want the 9 fixture flags never read, checkout-v2 first (the 500 answered none)", flags)
 	}
 
 	low := 100 * float64(runtime.Met) / float64(runtime.Of)
@@ -89,17 +90,15 @@ func TestMainPrintsTheRunsCoverage(t *testing.T) {
 			if (err == nil) != tc.passes {
 				t.Fatalf("go test (gate %q) ended with %v, want it to pass: %v\n%s", tc.gate, err, tc.passes, output)
 			}
-			for _, words := range []string{"--- PASS: TestEvaluateFallsBackOnA500", "svc-stub coverage: runtime 1 of 15 cells met; gaps: ", never429} {
-				if !strings.Contains(output, words) {
-					t.Errorf("go test -v does not say %q:\n%s", words, output)
-				}
+			if !strings.Contains(output, "--- PASS: TestEvaluateFallsBackOnA500") {
+				t.Errorf("go test -v does not say the suite's test passed:\n%s", output)
+			}
+			file := filepath.Join(journals, "github.com/svc-stub/svc-stub/clients/go/internal/coveragetest", "coverage.json")
+			if said := "\n" + runtimeLine + "\n" + flagsLine + "\nsvc-stub coverage report: " + file + "\n"; !strings.Contains(output, said) {
+				t.Errorf("go test -v does not show the stub's summary lines, then the report's file:%s\nin:\n%s", said, output)
 			}
 			if !tc.passes && !strings.Contains(output, "svc-stub coverage: runtime 1 of 15 cells met (6.7 %), under 80 %; gaps:\n  - evaluate was never answered successfully\n") {
 				t.Errorf("the failed gate is not named:\n%s", output)
-			}
-			file := filepath.Join(journals, "github.com/svc-stub/svc-stub/clients/go/internal/coveragetest", "coverage.json")
-			if !strings.Contains(output, "svc-stub coverage report: "+file) {
-				t.Errorf("go test -v does not name %s:\n%s", file, output)
 			}
 			raw, err := os.ReadFile(file)
 			if err != nil {
@@ -108,6 +107,9 @@ func TestMainPrintsTheRunsCoverage(t *testing.T) {
 			var report svcstub.Coverage
 			if err := json.Unmarshal(raw, &report); err != nil || report.Scope != svcstub.ScopeRun || report.Profiles["runtime"].Met != 1 {
 				t.Errorf("coverage.json is not the run's coverage (%v):\n%s", err, raw)
+			}
+			if !strings.Contains(output, strings.Join(report.Summary, "\n")) || !contains(report.Flags.NeverRead, "checkout-v2") {
+				t.Errorf("go test -v does not print coverage.json's summary verbatim, or its flags do not name checkout-v2 never read:\n%s", raw)
 			}
 		})
 	}

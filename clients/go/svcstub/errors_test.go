@@ -27,11 +27,22 @@ func serving(t *testing.T, handler http.HandlerFunc) string {
 }
 
 // closedURL is a URL nothing listens at.
+// closedURL is the run's stub's offline address: a port it holds bound and never listens on, so
+// a connection is refused however many tests open and close listeners meanwhile (a port a test
+// server had closed can be handed to the next one, which answers).
 func closedURL(t *testing.T) string {
 	t.Helper()
-	server := httptest.NewServer(http.NotFoundHandler())
-	server.Close()
-	return server.URL
+	running, err := RunURL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard
+	defer cancel()
+	offline, err := NewClient(running).Offline(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return offline
 }
 
 // fakeBin is an svc-stub command that runs script (sh), as SVC_STUB_BIN for the rest of the test.

@@ -1,5 +1,5 @@
 // The package's words are the stub's: every fault mode, selector, route name, arming member,
-// query parameter and path it uses, checked against the stub's own description of its control
+// coverage member, query parameter and path it uses, checked against the stub's own description of its control
 // plane (stub/openapi.json), so the package cannot drift from the stub.
 package svcstub_test
 
@@ -174,6 +174,42 @@ func TestFaultCoversTheArmingDocument(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCoverageReadsEveryMemberOfTheStubsAnswer: Coverage (and its FlagCoverage) has a field for
+// each member of the stub's CoverageResponse, and no field the answer lacks.
+func TestCoverageReadsEveryMemberOfTheStubsAnswer(t *testing.T) {
+	answer := readOpenAPI(t).Components.Schemas["CoverageResponse"]
+	var flags schema
+	if err := json.Unmarshal(answer.Properties["flags"], &flags); err != nil {
+		t.Fatalf("CoverageResponse's flags: %v", err)
+	}
+	for _, tc := range []struct {
+		name       string
+		properties map[string]json.RawMessage
+		goType     reflect.Type
+	}{
+		{"CoverageResponse", answer.Properties, reflect.TypeOf(svcstub.Coverage{})},
+		{"CoverageResponse/flags", flags.Properties, reflect.TypeOf(svcstub.FlagCoverage{})},
+	} {
+		if len(tc.properties) == 0 {
+			t.Errorf("the stub's %s has no properties", tc.name)
+			continue
+		}
+		ours := map[string]bool{}
+		for i := 0; i < tc.goType.NumField(); i++ {
+			member := strings.Split(tc.goType.Field(i).Tag.Get("json"), ",")[0]
+			ours[member] = true
+			if _, ok := tc.properties[member]; !ok {
+				t.Errorf("%s.%s reads %q, which the stub's %s does not have", tc.goType.Name(), tc.goType.Field(i).Name, member, tc.name)
+			}
+		}
+		for member := range tc.properties {
+			if !ours[member] {
+				t.Errorf("the stub's %s has a member %q that %s has no field for", tc.name, member, tc.goType.Name())
+			}
+		}
 	}
 }
 

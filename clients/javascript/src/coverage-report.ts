@@ -1,6 +1,7 @@
 /**
  * The coverage report's types, read as the stub sends them (`GET /_test/coverage`), and the
- * words a run's end and a gate say about it. No I/O here: `coverage.ts` fetches and writes.
+ * gate's words about it (the run's end prints the stub's own `summary`). No I/O here:
+ * `coverage.ts` fetches and writes.
  */
 import { AssertionError } from "node:assert";
 
@@ -33,15 +34,31 @@ export interface CoverageProfile {
   gaps: CoverageGap[];
 }
 
+/** The fixture flags requests were answered (`read`), those never read (`neverRead`), and how many the fixtures hold (`of`). */
+export interface CoverageFlags {
+  read: string[];
+  neverRead: string[];
+  of: number;
+}
+
 /** `GET /_test/coverage`'s answer. */
 export interface CoverageReport {
   scope: CoverageScope;
   cells: CoverageCell[];
   profiles: Record<string, CoverageProfile>;
+  flags: CoverageFlags;
+  /** The coverage short, in the stub's words: the lines a run's end prints, as they are. */
+  summary: string[];
 }
 
 /** The fields this helper reads, checked as the answer comes in. */
-export const COVERAGE: Shape = { scope: "string", cells: "array", profiles: "object" };
+export const COVERAGE: Shape = {
+  scope: "string",
+  cells: "array",
+  profiles: "object",
+  flags: { read: "array", neverRead: "array", of: "number" },
+  summary: "array",
+};
 
 const CALL = "GET /_test/coverage";
 
@@ -61,31 +78,6 @@ export function checkedCoverage(report: CoverageReport): CoverageReport {
 /** A profile's share of its cells met, in percent (100 for a profile of none). */
 export function percentMet(profile: CoverageProfile): number {
   return profile.of === 0 ? 100 : (100 * profile.met) / profile.of;
-}
-
-/** How many gaps a summary line names before it says how many more there are (the report has every one). */
-export const SUMMARY_GAPS = 5;
-
-/**
- * The run's end, short: one line per profile the run met a cell of (one line if it met none),
- * `svc-stub coverage: runtime 9 of 15 cells met; gaps: evaluate never met a 429 with
- * Retry-After; ...`, naming the first gaps in the stub's words.
- */
-export function coverageSummary(report: CoverageReport, options: { gaps?: number } = {}): string {
-  const most = options.gaps ?? SUMMARY_GAPS;
-  const all = Object.values(report.profiles);
-  const touched = all.filter((profile) => profile.met > 0);
-  if (touched.length === 0) {
-    const none = all.map((profile) => `${profile.name} 0 of ${profile.of}`).join(", ");
-    return `svc-stub coverage: no cell of any profile met (${none || "no profile"})`;
-  }
-  const lines = touched.map((profile) => {
-    const named = profile.gaps.slice(0, most).map((gap) => gap.says);
-    if (profile.gaps.length > most) named.push(`and ${profile.gaps.length - most} more`);
-    const gaps = named.length === 0 ? "no gaps" : `gaps: ${named.join("; ")}`;
-    return `svc-stub coverage: ${profile.name} ${profile.met} of ${profile.of} cells met; ${gaps}`;
-  });
-  return lines.join("\n");
 }
 
 /** What a gate asks: a share of the profile's cells (`atLeast`, in percent; default 100: every one). */

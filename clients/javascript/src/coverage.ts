@@ -1,7 +1,7 @@
 /**
  * What the run's tests exercised: the stub's coverage report for the whole run, typed, a gate for
- * CI, and the run's end (the global setup's teardown) printing its summary and keeping the full
- * report where the run's journals go.
+ * CI, and the run's end (the global setup's teardown) printing the stub's summary and keeping the
+ * full report where the run's journals go.
  *
  *     import { assertCovers } from "svc-stub";
  *     test("the suite meets the runtime profile", () => assertCovers("runtime", { atLeast: 80 }));
@@ -10,7 +10,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
 import { SvcStub } from "./control.js";
-import { assertReportCovers, coverageSummary, type CoverageReport, type CoversOptions } from "./coverage-report.js";
+import { assertReportCovers, type CoverageReport, type CoversOptions } from "./coverage-report.js";
 import { StubArgumentError } from "./errors.js";
 import { journalFolder } from "./namespace.js";
 import { TOKEN_VARIABLE, URL_VARIABLE } from "./run.js";
@@ -48,9 +48,9 @@ function controlOf(stub: SvcStub | string | undefined): SvcStub {
 }
 
 /**
- * The run's end: prints the summary (one line per profile) and writes the full report as
- * `coverage.json` where the run's journals go. Never fails the run: a stub that cannot say is one
- * line instead.
+ * The run's end: prints the report's `summary` (the stub's lines, as they are) and writes the full
+ * report as `coverage.json` where the run's journals go. Never fails the run: a stub that cannot
+ * say is one line instead.
  */
 export async function reportRunCoverage(url: string, print: (line: string) => void = (line) => process.stdout.write(`${line}\n`)): Promise<string | undefined> {
   if (process.env[COVERAGE_VARIABLE] === "off") return undefined;
@@ -60,7 +60,7 @@ export async function reportRunCoverage(url: string, print: (line: string) => vo
     await mkdir(folder, { recursive: true });
     const path = join(folder, COVERAGE_FILE);
     await writeFile(path, `${JSON.stringify(report, null, 2)}\n`, "utf8");
-    print(`\n${coverageSummary(report)}\nsvc-stub coverage report: ${path}`);
+    print(`\n${report.summary.join("\n")}\nsvc-stub coverage report: ${path}`);
     return path;
   } catch (error) {
     print(`svc-stub coverage not reported: ${(error as Error).message.split("\n")[0]}`);
@@ -68,5 +68,5 @@ export async function reportRunCoverage(url: string, print: (line: string) => vo
   }
 }
 
-export { assertReportCovers, coverageSummary, percentMet, SUMMARY_GAPS } from "./coverage-report.js";
-export type { CoverageCell, CoverageGap, CoverageProfile, CoverageReport, CoverageScope, CoversOptions } from "./coverage-report.js";
+export { assertReportCovers, percentMet } from "./coverage-report.js";
+export type { CoverageCell, CoverageFlags, CoverageGap, CoverageProfile, CoverageReport, CoverageScope, CoversOptions } from "./coverage-report.js";

@@ -60,9 +60,9 @@ function saidFirst(error: unknown, vitest: boolean): unknown {
 }
 
 /**
- * The run's end: prints the run's coverage summary (`svc-stub coverage: runtime 9 of 15 cells
- * met; gaps: ...`) and writes the full report, `coverage.json`, where the run's journals go, if
- * the global setup started the run's stub (not `SVC_STUB_URL`'s); then stops it.
+ * The run's end: prints the run's coverage summary, the stub's lines (`svc-stub coverage: runtime
+ * 9 of 15 cells met; gaps: ...`), and writes the full report, `coverage.json`, where the run's
+ * journals go, if the global setup started the run's stub (not `SVC_STUB_URL`'s); then stops it.
  */
 export async function stopRunStub(): Promise<void> {
   const run = (globalThis as Holder)[RUN];

@@ -1,14 +1,10 @@
 //! What a run's tests exercised (`GET /_test/coverage`): each route a client called against
-//! each outcome it was served, and each profile of what a kind of client is expected to meet,
-//! its gaps in the stub's words.
+//! each outcome it was served, each profile of what a kind of client is expected to meet, its
+//! gaps in the stub's words, the fixture flags never read, and the stub's summary of it all.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
-
-/// How many gaps a summary line names before it says how many more there are (the report has
-/// every one).
-pub const SUMMARY_GAPS: usize = 5;
 
 /// Whose coverage the stub counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -83,6 +79,19 @@ impl ProfileCoverage {
     }
 }
 
+/// The fixture flags requests were answered, and those never read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CoverageFlags {
+    /// The fixture flags requests were answered (evaluate's decisions, `/flags`, the definitions
+    /// poll), by name.
+    pub read: Vec<String>,
+    /// The fixtures' flags no request was answered, by name.
+    pub never_read: Vec<String>,
+    /// How many flags the fixtures hold.
+    pub of: u64,
+}
+
 /// The stub's answer to `GET /_test/coverage`, typed; [`Coverage::json`] is the answer as it
 /// came (what `svc-stub coverage --report FILE` reads).
 #[derive(Debug, Clone, PartialEq)]
@@ -94,6 +103,12 @@ pub struct Coverage {
     pub cells: Vec<CoverageCell>,
     /// Each profile held against it, by name.
     pub profiles: BTreeMap<String, ProfileCoverage>,
+    /// The fixture flags read and never read.
+    pub flags: CoverageFlags,
+    /// The coverage, short, in the stub's words, a line each, as every svc-stub helper prints it
+    /// at a run's end: a line for each profile a cell of which was met, naming its first gaps
+    /// (else one line saying none was), and a line naming the fixture flags never read.
+    pub summary: Vec<String>,
     json: Value,
 }
 
@@ -135,6 +150,12 @@ impl Coverage {
                 })
                 .collect(),
             profiles: profiles.unwrap_or_default(),
+            flags: CoverageFlags {
+                read: texts(&value["flags"]["read"]),
+                never_read: texts(&value["flags"]["neverRead"]),
+                of: value["flags"]["of"].as_u64().unwrap_or(0),
+            },
+            summary: texts(&value["summary"]),
             json: value,
         }
     }
@@ -143,42 +164,6 @@ impl Coverage {
     #[must_use]
     pub fn json(&self) -> &Value {
         &self.json
-    }
-
-    /// The coverage, short, as every svc-stub helper prints it: a line for each profile the
-    /// requests met a cell of, naming its first [`SUMMARY_GAPS`] gaps in the stub's words
-    /// (`svc-stub coverage: runtime 1 of 15 cells met; gaps: evaluate was never answered
-    /// successfully; ...; and 9 more`); when no cell of any profile was met, one line says so.
-    #[must_use]
-    pub fn summary(&self) -> String {
-        let touched: Vec<&str> = self.profiles.values().filter(|p| p.met > 0).map(|p| p.name.as_str()).collect();
-        if touched.is_empty() {
-            let none: Vec<String> = self.profiles.iter().map(|(name, p)| format!("{name} 0 of {}", p.of)).collect();
-            let none = if none.is_empty() { "no profile".to_owned() } else { none.join(", ") };
-            return format!("svc-stub coverage: no cell of any profile met ({none})");
-        }
-        self.summary_of(&touched)
-    }
-
-    /// [`Coverage::summary`] of these profiles, a line each.
-    #[must_use]
-    pub fn summary_of(&self, profiles: &[&str]) -> String {
-        let lines: Vec<String> = profiles
-            .iter()
-            .map(|name| match self.profiles.get(*name) {
-                None => format!("svc-stub coverage: no profile {name:?}"),
-                Some(p) => {
-                    let mut named: Vec<String> = p.gaps.iter().take(SUMMARY_GAPS).map(|g| g.says.clone()).collect();
-                    if p.gaps.len() > SUMMARY_GAPS {
-                        named.push(format!("and {} more", p.gaps.len() - SUMMARY_GAPS));
-                    }
-                    let gaps =
-                        if named.is_empty() { "no gaps".to_owned() } else { format!("gaps: {}", named.join("; ")) };
-                    format!("svc-stub coverage: {name} {} of {} cells met; {gaps}", p.met, p.of)
-                }
-            })
-            .collect();
-        lines.join("\n")
     }
 
     /// Whether at least `percent` of `profile`'s cells were met (a profile the stub does not

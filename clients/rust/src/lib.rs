@@ -102,7 +102,7 @@ mod stub;
 mod vocabulary;
 
 pub use client::{Check, Client, DEFAULT_WAIT};
-pub use coverage::{Coverage, CoverageCell, CoverageGap, ProfileCoverage, Scope, SUMMARY_GAPS};
+pub use coverage::{Coverage, CoverageCell, CoverageFlags, CoverageGap, ProfileCoverage, Scope};
 pub use error::{Cause, Error, Result};
 pub use faults::{fault_headers, ArmedFault, Fault, Step};
 pub use journal::{Dropped, Event, FaultRecord, NamespaceInfo, Recorded, RecordedAnswer, RecordedBody, Request};

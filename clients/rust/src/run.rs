@@ -53,11 +53,12 @@ pub fn coverage() -> Coverage {
     try_coverage().unwrap_or_else(|error| panic!("{}", error.line()))
 }
 
-/// Prints the run's coverage ([`Coverage::summary`]: a line for each profile the run met a cell of) and writes the stub's
-/// answer as `coverage.json` where failed tests' journals go (`<target dir>/svc-stub-journal/`,
-/// or `SVC_STUB_JOURNAL_DIR`), and says where. It writes to stderr past the test harness's
-/// capture, so `cargo test` shows it on every run, passed or not. Call it from the test target
-/// that runs last (cargo runs test targets by name: `tests/zz_coverage.rs`).
+/// Prints the run's coverage, the stub's [`Coverage::summary`] lines as they came (a line for
+/// each profile the run met a cell of, naming its first gaps, and one naming the fixture flags
+/// never read), and writes the stub's answer as `coverage.json` where failed tests' journals go
+/// (`<target dir>/svc-stub-journal/`, or `SVC_STUB_JOURNAL_DIR`), and says where. It writes to
+/// stderr past the test harness's capture, so `cargo test` shows it on every run, passed or not.
+/// Call it from the test target that runs last (cargo runs test targets by name: `tests/zz_coverage.rs`).
 ///
 /// # Panics
 ///
@@ -75,8 +76,10 @@ pub fn print_coverage() -> Coverage {
         Ok(()) => format!("svc-stub coverage report: {}", file.display()),
         Err(error) => format!("svc-stub coverage report not written: {}: {error}", file.display()),
     };
+    let mut lines = coverage.summary.clone();
+    lines.push(said);
     // the harness captures print! and eprint!, not stderr itself
-    let _ = writeln!(std::io::stderr().lock(), "{}\n{said}", coverage.summary());
+    let _ = writeln!(std::io::stderr().lock(), "{}", lines.join("\n"));
     coverage
 }
 

@@ -1,7 +1,7 @@
 //! The crate's words are the stub's: every fault mode, selector, route name, arming member,
-//! long-poll parameter and control path it uses, checked against the stub's own description of
-//! its control plane (`stub/openapi.json`); its names are the shared vocabulary's
-//! (`clients/vocabulary.json`); and one version number for the stub and the crate.
+//! long-poll parameter, control path and coverage report member it uses, checked against the
+//! stub's own description of its control plane (`stub/openapi.json`); its names are the shared
+//! vocabulary's (`clients/vocabulary.json`); and one version number for the stub and the crate.
 
 use std::collections::BTreeSet;
 
@@ -252,4 +252,21 @@ fn one_version_number() {
     let python = pyproject.lines().find_map(|line| line.strip_prefix("version = \"")?.strip_suffix('"')).unwrap();
     assert_eq!(svc_stub::VERSION, stub, "the crate's version, and the stub's OpenAPI document's");
     assert_eq!(python, stub, "pyproject.toml's version, and the stub's OpenAPI document's");
+}
+
+/// Each member of the stub's coverage report, and of its `flags`, is read into `Coverage`.
+#[test]
+fn the_coverage_reads_every_member_of_the_stubs_report() {
+    let document = document();
+    let report = &document["components"]["schemas"]["CoverageResponse"];
+    let source = source_of("coverage.rs");
+    for member in properties(report) {
+        assert!(source.contains(&format!("value[\"{member}\"]")), "Coverage does not read the report's {member}");
+    }
+    for member in properties(&report["properties"]["flags"]) {
+        assert!(
+            source.contains(&format!("value[\"flags\"][\"{member}\"]")),
+            "Coverage does not read the report's flags.{member}"
+        );
+    }
 }

@@ -65,6 +65,14 @@ describe("the stub's OpenAPI document", () => {
     for (const name of ["route", "min", "waitMs", "bodies"]) assert.ok(requests.includes(name), name);
   });
 
+  test("the coverage report's fields are CoverageReport's and CoverageFlags'", () => {
+    const source = readFileSync(new URL("coverage-report.ts", SOURCES), "utf8");
+    const members = (name) => [...source.match(new RegExp(`export interface ${name} \\{(.*?)\\n\\}`, "s"))[1].matchAll(/^\s+(\w+)\??:/gm)].map((m) => m[1]);
+    const response = schemas.CoverageResponse.properties;
+    assert.deepEqual(members("CoverageReport").sort(), Object.keys(response).sort());
+    assert.deepEqual(members("CoverageFlags").sort(), Object.keys(response.flags.properties).sort());
+  });
+
   test("every control path the client calls", () => {
     const source = readFileSync(new URL("control.ts", SOURCES), "utf8");
     const called = [...source.matchAll(/path: `?"?(\/[^"`?]*)/g)].map((m) => m[1].replace(/\$\{[^}]+\}/g, "{x}"));

@@ -71,3 +71,22 @@ test("a fault on /flags: posthog-node falls back, and the journal shows what it 
   const [faulted, served] = await svcStub.requests("flags");
   assert.deepEqual([faulted.status, faulted.fault.mode, served.status], [500, "500", 200]);
 });
+
+test("a suite that armed only a 500 on /flags: the vendor profile's coverage names what posthog-node never met", async () => {
+  await svcStub.arm("500", { applyTo: "flags", ttlRequests: 1 });
+  const client = posthog();
+  try {
+    assert.equal(await flag(client, "new-checkout"), undefined); // the 500: posthog-node falls back
+    assert.equal(await flag(client, "new-checkout"), true);
+  } finally {
+    await shutDown(client);
+  }
+  const report = await svcStub.coverage({ profile: "vendor" }); // this test's namespace's
+  const cells = report.cells.map((cell) => `${cell.route}/${cell.outcome}`);
+  assert.deepEqual(cells.filter((cell) => cell.startsWith("flags/")), ["flags/fault 500", "flags/ok"]);
+  const gaps = report.profiles.vendor.gaps.map((gap) => gap.says);
+  assert.ok(gaps.includes("flags never met a 429 with Retry-After"), gaps.join("\n"));
+  assert.ok(!gaps.includes("flags never met the backend unavailable (a 500 or 503)"), gaps.join("\n"));
+  assert.ok(report.flags.read.includes("new-checkout"), `read: ${report.flags.read}`);
+  assert.ok(!report.flags.neverRead.includes("new-checkout"));
+});

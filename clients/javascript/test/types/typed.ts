@@ -113,10 +113,15 @@ export async function coverageTyped(svcStub: SvcStub): Promise<void> {
   const says: string[] | undefined = report.profiles.runtime?.gaps.map((gap) => gap.says);
   const counts: number[] = report.cells.map((cell) => cell.count);
   const mine: "namespace" | "run" = (await svcStub.coverage({ scope: "namespace" })).scope;
+  const neverRead: string[] = report.flags.neverRead;
+  const flagsOf: number = report.flags.of;
+  const lines: readonly string[] = report.summary;
+  // @ts-expect-error: the flags read are names, not a count
+  const readCount: number = report.flags.read;
   await assertCovers("runtime", { atLeast: 80, stub: svcStub.baseUrl });
   // @ts-expect-error: a scope the stub does not have
   await svcStub.coverage({ scope: "everything" });
   // @ts-expect-error: atLeast is a number (a percentage)
   await assertCovers("runtime", { atLeast: "80%" });
-  void [says, counts, mine];
+  void [says, counts, mine, neverRead, flagsOf, lines, readCount];
 }

@@ -1,6 +1,5 @@
 package dev.svcstub.junit;
 
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -12,7 +11,8 @@ import org.opentest4j.AssertionFailedError;
  * What the tests exercised: the stub's coverage report ({@code GET /_test/coverage}), each route
  * the clients called against each outcome they were served, held against each profile of what a
  * kind of client is expected to meet ({@code runtime}: the spec's error kinds on evaluate and
- * capture), its gaps in words.
+ * capture), its gaps in words; the fixture flags read and never read; and the summary the stub
+ * words for a run's end.
  *
  * <pre>{@code
  * @Test
@@ -21,24 +21,29 @@ import org.opentest4j.AssertionFailedError;
  * }
  * }</pre>
  *
- * <p>At the end of the run the extension prints {@link #summary()} and writes the full report,
- * {@code coverage.json}, where the run's journals go ({@code target/svc-stub-journal}).
+ * <p>At the end of the run the extension prints the run's {@link #summary()}, as the stub words
+ * it, and writes the full report, {@code coverage.json}, where the run's journals go
+ * ({@code target/svc-stub-journal}).
  *
  * @param scope    {@code run} (every namespace's counts, deleted ones' too) or {@code namespace}
  * @param cells    each route against each outcome met, and how often
  * @param profiles each profile by name
+ * @param flags    the fixture flags requests were answered, and those never read
+ * @param summary  the coverage short, in the stub's words, a line each, as the run's end prints it
+ *                 ({@code svc-stub coverage: runtime 2 of 15 cells met; gaps: ...}, then
+ *                 {@code svc-stub coverage: fixture flags read 1 of 9; never read: ...})
  */
-public record Coverage(String scope, List<Cell> cells, Map<String, Profile> profiles) {
+public record Coverage(String scope, List<Cell> cells, Map<String, Profile> profiles, Flags flags, List<String> summary) {
     /** The file the run's end writes the report to, in the journals' directory. */
     public static final String FILE = "coverage.json";
-    /** How many gaps a summary line names before it says how many more there are. */
-    public static final int SUMMARY_GAPS = 5;
 
     /** The report's lists and map, unmodifiable. */
     public Coverage {
         Objects.requireNonNull(scope, "scope");
+        Objects.requireNonNull(flags, "flags");
         cells = List.copyOf(cells);
         profiles = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(profiles));
+        summary = List.copyOf(summary);
     }
 
     /**
@@ -49,6 +54,22 @@ public record Coverage(String scope, List<Cell> cells, Map<String, Profile> prof
      * @param count   how many requests met it
      */
     public record Cell(String route, String outcome, long count) {
+    }
+
+    /**
+     * The fixture flags requests were answered (evaluate's decisions, {@code /flags}, the
+     * definitions poll), and those of the fixtures no request read.
+     *
+     * @param read      the flags read, by name
+     * @param neverRead the fixtures' flags never read, by name
+     * @param of        how many flags the fixtures hold
+     */
+    public record Flags(List<String> read, List<String> neverRead, int of) {
+        /** The names, unmodifiable. */
+        public Flags {
+            read = List.copyOf(read);
+            neverRead = List.copyOf(neverRead);
+        }
     }
 
     /**
@@ -88,16 +109,6 @@ public record Coverage(String scope, List<Cell> cells, Map<String, Profile> prof
         public double percent() {
             return of == 0 ? 100 : 100.0 * met / of;
         }
-
-        /** One line: {@code svc-stub coverage: runtime 9 of 15 cells met; gaps: ...}, naming the first gaps. */
-        String line() {
-            List<String> named = new ArrayList<>(gaps.stream().limit(SUMMARY_GAPS).map(Gap::says).toList());
-            if (gaps.size() > SUMMARY_GAPS) {
-                named.add("and " + (gaps.size() - SUMMARY_GAPS) + " more");
-            }
-            return "svc-stub coverage: " + name + " " + met + " of " + of + " cells met; "
-                    + (named.isEmpty() ? "no gaps" : "gaps: " + String.join("; ", named));
-        }
     }
 
     /**
@@ -122,7 +133,12 @@ public record Coverage(String scope, List<Cell> cells, Map<String, Profile> prof
             profiles.put(entry.getKey(), new Profile(profile.optionalString("name").orElse(entry.getKey()),
                     profile.optionalString("description").orElse(""), profile.integer("met"), profile.integer("of"), gaps));
         }
-        return new Coverage(answer.string("scope"), cells, profiles);
+        Members flags = answer.object("flags");
+        if (!answer.has("summary")) {
+            throw new IllegalArgumentException("'summary' is missing; expected an array of strings");
+        }
+        return new Coverage(answer.string("scope"), cells, profiles,
+                new Flags(flags.strings("read"), flags.strings("neverRead"), flags.integer("of")), answer.strings("summary"));
     }
 
     /**
@@ -139,21 +155,6 @@ public record Coverage(String scope, List<Cell> cells, Map<String, Profile> prof
                     + (profiles.isEmpty() ? "none" : String.join(", ", profiles.keySet())) + ")");
         }
         return profile;
-    }
-
-    /**
-     * The run's end, short: one line per profile the run met a cell of (one line if it met none),
-     * {@code svc-stub coverage: runtime 1 of 15 cells met; gaps: evaluate never met a 401; ...}.
-     *
-     * @return the summary, one or more lines
-     */
-    public String summary() {
-        List<Profile> touched = profiles.values().stream().filter(profile -> profile.met() > 0).toList();
-        if (touched.isEmpty()) {
-            return "svc-stub coverage: no cell of any profile met (" + (profiles.isEmpty() ? "no profile"
-                    : profiles.values().stream().map(p -> p.name() + " 0 of " + p.of()).collect(Collectors.joining(", "))) + ")";
-        }
-        return touched.stream().map(Profile::line).collect(Collectors.joining("\n"));
     }
 
     /**

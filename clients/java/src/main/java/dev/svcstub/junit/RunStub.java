@@ -106,25 +106,28 @@ final class RunStub implements ExtensionContext.Store.CloseableResource, AutoClo
     }
 
     /**
-     * Runs {@code command} with {@code options}, then {@code --} and the run's stub options, to its
-     * end: what it printed, a line each. A command that fails gives its own one line.
-     */
-    /**
-     * The run's end: prints the run's coverage summary ({@code svc-stub coverage: runtime 1 of 15
-     * cells met; gaps: ...}) and writes the full report, {@code coverage.json}, where the journals
-     * go. Never fails the run: a stub that cannot say is one line instead.
+     * The run's end: prints the run's coverage summary, the stub's lines as it words them
+     * ({@code svc-stub coverage: runtime 2 of 15 cells met; gaps: ...}, then the fixture flags never
+     * read), and writes the full report, {@code coverage.json}, where the journals go. Never fails
+     * the run: a stub that cannot say is one line instead.
      */
     private void reportCoverage(ControlClient stub) {
         try {
             Members answer = stub.coverage("run");
-            String summary = Coverage.of(answer).summary();
+            List<String> summary = Coverage.of(answer).summary();
             Path file = journal.keepCoverage(Json.pretty(answer.asMap()) + System.lineSeparator());
-            System.out.println(summary + System.lineSeparator() + "svc-stub coverage report: " + file);
+            List<String> lines = new ArrayList<>(summary);
+            lines.add("svc-stub coverage report: " + file);
+            System.out.println(String.join(System.lineSeparator(), lines));
         } catch (SvcStubException | IOException | IllegalArgumentException failed) {
             System.out.println("svc-stub coverage not reported: " + failed.getMessage());
         }
     }
 
+    /**
+     * Runs {@code command} with {@code options}, then {@code --} and the run's stub options, to its
+     * end: what it printed, a line each. A command that fails gives its own one line.
+     */
     private List<String> run(List<String> command, List<String> options) {
         List<String> line = new ArrayList<>(command);
         line.addAll(options);

@@ -45,13 +45,18 @@ final class Launch {
         return this;
     }
 
-    /** Runs the test classes named, as {@link #run} does, in the JVM this is the main class of. */
+    /**
+     * Runs the test classes named, as {@link #run} does, in the JVM this is the main class of
+     * (its configuration parameters, such as {@code svcstub.args}, as {@code -D} system
+     * properties), then prints each failed test's message and how many tests ran.
+     */
     public static void main(String[] classNames) throws ClassNotFoundException {
         List<Class<?>> classes = new ArrayList<>();
         for (String name : classNames) {
             classes.add(Class.forName(name));
         }
         Outcome outcome = plain().run(classes.toArray(new Class<?>[0]));
+        outcome.failures().forEach((name, message) -> System.out.println("test " + name + " failed: " + message));
         System.out.println("tests run: " + outcome.testsRun());
     }
 
@@ -115,6 +120,14 @@ final class Launch {
                     .map(entry -> entry.getKeyValuePairs().get(key))
                     .filter(value -> value != null)
                     .collect(Collectors.toList());
+        }
+
+        /** Each failed test's message, by method name. */
+        Map<String, String> failures() {
+            Map<String, String> failed = new java.util.TreeMap<>();
+            results.forEach((name, result) -> result.getThrowable()
+                    .ifPresent(thrown -> failed.put(name, String.valueOf(thrown.getMessage()))));
+            return failed;
         }
 
         int testsRun() {
