@@ -188,11 +188,12 @@ def test_the_planes_routes_are_answers_that_neither_admit_nor_record(name: str) 
 WALKED = (
     "http/connection.py", "http/lane.py", "http/target.py", "namespaces.py",
     "http/pipeline.py", "faults/arming.py", "http/admission.py", "routes/runtime.py",
-    "runtime/evaluation.py", "http/exchange.py",
+    "http/exchange.py",
 )  # fmt: skip
 """The files a routed evaluate walks, in the order the architecture page lists them (and
 `lane.py`, which the request is offered first): each first entered in this order (the
-namespace name's rule, in namespaces.py, before the pipeline asks it for the namespace)."""
+namespace name's rule, in namespaces.py, before the pipeline asks it for the namespace). The
+body was asked before: its decisions come from runtime/evaluation.py's table without a call."""
 BESIDE = frozenset({"state.py", "wire.py", "keys.py", "recording.py"})
 """What the page says the walk calls beside them: the namespace's state, the shared floor."""
 

@@ -70,9 +70,8 @@ def evaluated(state: StubState, raw: bytes, sent_as: str) -> bytes:
         decided = _decisions(table, json_object(raw, sent_as))
         table.remember(raw, decided)
     decisions, read = decided
-    coverage = state.coverage
-    if read is not coverage.last_read:  # the same question again: nothing new was read
-        coverage.read(read)
+    if read is not state.coverage.last_read:  # the same question again: nothing new was read
+        state.coverage.read(read)
     return decisions
 
 
