@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -257,6 +259,58 @@ class TestThroughARealClient:
         assert live_stub.get("/_test/coverage")["flags"]["read"] == ["new-checkout"]
 
 
+class TestTheGateThroughFireweave:
+    """What the issue promises a team: a suite that arms only a 500 on evaluate fails the
+    gate, told each cell it missed; the missing tests added, the gate passes."""
+
+    SHORT_TIMEOUT_MS = 300
+    """For the client that meets the hangs: it gives up, and the stub records it gone."""
+
+    def test_adding_the_missing_tests_turns_the_gate_green(
+        self, live_stub: SpawnedStub, open_fireweave: OpenFireweave
+    ) -> None:
+        from fireweave import EvaluationContext
+
+        user = EvaluationContext(targeting_key="user-1")
+        afresh(live_stub)
+        gate = ["--url", live_stub.url, "--scope", "namespace", "--profile", "runtime"]
+
+        def calls(timeout_ms: int) -> dict[str, Callable[[], object]]:
+            adapter, _, client = open_fireweave(live_stub.url, "fw-key", timeout_ms)
+            return {
+                "evaluate": lambda: client.control_points.get_boolean_value(
+                    "new-checkout", False, user
+                ),
+                "capture": lambda: (client.signals.record_health("h", "ok"), adapter.flush()),
+            }
+
+        patient = calls(HANG_GUARD_S * 1000)
+        live_stub.post("/_test/fault", ONE_500)
+        for _ in range(2):
+            patient["evaluate"]()
+        failed = TestTheCommand.coverage(*gate, "--require")
+        assert (failed.returncode, failed.stderr) == (1, "svc-stub coverage: runtime has 13 gaps\n")
+        assert "  - capture never met a 429 with Retry-After" in failed.stdout
+
+        for route, call in patient.items():  # the missing tests
+            call()
+            for mode in ("401", "429", "500", "invalid_json", "truncated"):
+                live_stub.post("/_test/fault", {"mode": mode, "applyTo": route, "ttlRequests": 1})
+                call()
+        live_stub.post(
+            "/_test/fault", {"mode": "quota_limited", "applyTo": "evaluate", "ttlRequests": 1}
+        )
+        patient["evaluate"]()
+        for route, call in calls(self.SHORT_TIMEOUT_MS).items():
+            live_stub.post("/_test/fault", {"mode": "hang", "applyTo": route, "ttlRequests": 1})
+            call()
+            met(live_stub, route, "fault hang")  # recorded once the stub sees the client gone
+
+        passed = TestTheCommand.coverage(*gate, "--require")
+        assert (passed.returncode, passed.stderr) == (0, "")
+        assert "runtime: 15 of 15 cells met" in passed.stdout
+
+
 class TestTheCommand:
     @staticmethod
     def coverage(*args: str) -> subprocess.CompletedProcess[str]:
@@ -342,6 +396,18 @@ def afresh(stub: SpawnedStub) -> None:
     request = urllib.request.Request(stub.url + "/_test/coverage", method="DELETE")
     with urllib.request.urlopen(request, timeout=HANG_GUARD_S) as answer:
         answer.read()
+
+
+def met(stub: SpawnedStub, route: str, outcome: str) -> None:
+    """Waits until the namespace's coverage holds the cell (a guard against its never coming,
+    not a speed budget)."""
+    deadline = time.monotonic() + HANG_GUARD_S
+    while not any(
+        (cell["route"], cell["outcome"]) == (route, outcome)
+        for cell in stub.get("/_test/coverage")["cells"]
+    ):
+        assert time.monotonic() < deadline, f"{route} never met {outcome}"
+        time.sleep(0.02)
 
 
 def send(url: str, path: str, body: dict[str, Any]) -> None:

@@ -33,6 +33,7 @@ FULL_RUN = (
     "fixture-documents",
     "inspector",
     "cors",
+    "coverage",
     "million",
 )
 """Every scenario's name, in the order a run without --only takes them."""
