@@ -17,6 +17,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -207,18 +208,37 @@ def _ps(pid: int, field: str) -> str | None:
 
 
 def check_version(required: str) -> None:
-    if _numbers(__version__) < _numbers(required):
+    """`--require`: a helper of version `required` works with this stub (`compatible`)."""
+    if release_of(required) is None:
+        raise SharedError(f"--require {required}: expected a version like 0.1.0")
+    if not compatible(__version__, required):
         raise SharedError(
             f"this svc-stub is {__version__}, older than the {required} the helper needs; "
             f"upgrade it ({sys.executable} -m pip install --upgrade {install_source()})"
         )
 
 
-def _numbers(version: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(part) for part in version.split("+")[0].split("-")[0].split("."))
-    except ValueError:
-        raise SharedError(f"--require {version}: expected a version like 0.1.0") from None
+_VERSION = re.compile(
+    r"v?(\d+)\.(\d+)\.(\d+)(?P<prerelease>[-.]?[A-Za-z][0-9A-Za-z.-]*)?(?:\+[0-9A-Za-z.-]+)?"
+)
+
+
+def release_of(version: str) -> tuple[int, int, int, bool] | None:
+    """A version's release numbers and whether it is final (not a prerelease), in either
+    spelling (PEP 440's 0.2.0rc1, semver's 0.2.0-rc.1); None if it is not a version."""
+    found = _VERSION.fullmatch(version.strip())
+    if found is None:
+        return None
+    major, minor, patch = (int(found.group(n)) for n in (1, 2, 3))
+    return major, minor, patch, found.group("prerelease") is None
+
+
+def compatible(stub: str, helper: str) -> bool:
+    """The one rule of which stub a helper works with (clients/compatibility.json, whose
+    cases every helper's suite runs): release numbers at least the helper's; at equal numbers
+    a prerelease stub is older than a final helper, and prereleases go together."""
+    have, need = release_of(stub), release_of(helper)
+    return have is not None and need is not None and have >= need
 
 
 def run_directory(asked: Asked) -> Path:
