@@ -169,11 +169,36 @@ func TestAStubAtSVCStubURLIsCheckedWithOneLine(t *testing.T) {
 
 func TestRecentEnoughComparesNumbers(t *testing.T) {
 	for version, want := range map[string]bool{
-		Version: true, "0.1.1": true, "0.10.0": true, "1.0": true, "0.2.0rc1": true,
-		"0.0.9": false, "0.0.10": false, "": false, "latest": false,
+		Version: true, "0.1.1": true, "0.10.0": true, "v1.0.0": true, "0.2.0rc1": true,
+		"0.0.9": false, "0.0.10": false, "1.0": false, "": false, "latest": false,
 	} {
 		if got := recentEnough(version); got != want {
 			t.Errorf("recentEnough(%q) = %t, want %t", version, got, want)
+		}
+	}
+}
+
+// compatibilityPath is the one rule of which stub a helper accepts, with the cases every
+// language's helper runs.
+const compatibilityPath = "../../compatibility.json"
+
+func TestCompatibleFollowsTheSharedRuleInEveryCase(t *testing.T) {
+	text, err := os.ReadFile(compatibilityPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rule struct {
+		Cases []struct {
+			Stub, Helper string
+			Compatible   bool
+		}
+	}
+	if err := json.Unmarshal(text, &rule); err != nil || len(rule.Cases) == 0 {
+		t.Fatalf("%s: %v (%d cases)", compatibilityPath, err, len(rule.Cases))
+	}
+	for _, c := range rule.Cases {
+		if got := compatible(c.Stub, c.Helper); got != c.Compatible {
+			t.Errorf("compatible(stub %q, helper %q) = %t, %s says %t", c.Stub, c.Helper, got, compatibilityPath, c.Compatible)
 		}
 	}
 }

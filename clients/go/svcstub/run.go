@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -151,17 +153,31 @@ func problem(err error) string {
 	return err.Error()
 }
 
-// recentEnough: version is at least Version, numerically.
-func recentEnough(version string) bool {
-	var have, need [3]int
-	if n, _ := fmt.Sscanf(version, "%d.%d.%d", &have[0], &have[1], &have[2]); n == 0 {
+// recentEnough: a stub of this version works with this package (compatible with Version).
+func recentEnough(version string) bool { return compatible(version, Version) }
+
+// release is a version's numbers and whether it is a prerelease of them: v0.1.0, 0.1.0,
+// 0.2.0-rc.1 (SemVer), 0.2.0rc1 or 0.1.0.dev1 (Python's), with +build metadata ignored.
+var release = regexp.MustCompile(`^v?(\d+)\.(\d+)\.(\d+)(-[0-9A-Za-z.-]+|\.?[A-Za-z][0-9A-Za-z.-]*)?(?:\+[0-9A-Za-z.-]*)?$`)
+
+// compatible is the one rule of clients/compatibility.json, decided in the stub (svc-stub
+// shared --require): a stub whose numbers are at least the helper's; at equal numbers a
+// prerelease stub is older than a final helper, and prereleases of them go together. Anything
+// that is not a version is not compatible.
+func compatible(stub, helper string) bool {
+	have, need := release.FindStringSubmatch(stub), release.FindStringSubmatch(helper)
+	if have == nil || need == nil {
 		return false
 	}
-	fmt.Sscanf(Version, "%d.%d.%d", &need[0], &need[1], &need[2])
-	for i := range have {
-		if have[i] != need[i] {
-			return have[i] > need[i]
+	for i := 1; i <= 3; i++ {
+		a, errA := strconv.Atoi(have[i])
+		b, errB := strconv.Atoi(need[i])
+		if errA != nil || errB != nil {
+			return false
+		}
+		if a != b {
+			return a > b
 		}
 	}
-	return true
+	return have[4] == "" || need[4] != ""
 }

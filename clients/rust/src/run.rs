@@ -207,16 +207,50 @@ fn check_stub(url: &str) -> Result<()> {
     Ok(())
 }
 
-/// Whether `version` is at least `needed`, numerically (`0.10.0` is newer than `0.9.1`).
+/// Whether a stub of `version` works with a helper of `needed`, by the rule every helper shares
+/// (`clients/compatibility.json`): its release numbers (X.Y.Z) are at least the helper's; at
+/// equal numbers a prerelease stub (`0.2.0rc1`, `0.2.0-rc.1`, `0.2.0.dev1`) is older than a
+/// final helper, and any prerelease of those numbers goes with any other. Build metadata (`+...`)
+/// is ignored, a leading `v` allowed; anything else is not a version, so not compatible.
 fn recent_enough(version: &str, needed: &str) -> bool {
-    fn parts(version: &str) -> Option<Vec<u64>> {
-        let digits = |part: &str| part.chars().take_while(char::is_ascii_digit).collect::<String>().parse().ok();
-        version.splitn(3, '.').map(digits).collect()
-    }
-    match (parts(version), parts(needed)) {
-        (Some(have), Some(need)) => have >= need,
+    match (release(version), release(needed)) {
+        (Some((have, have_pre)), Some((need, need_pre))) => have > need || (have == need && (!have_pre || need_pre)),
         _ => false,
     }
+}
+
+/// A version's release numbers and whether it is a prerelease, or `None` if it is not one.
+fn release(version: &str) -> Option<([u64; 3], bool)> {
+    let version = version.strip_prefix('v').unwrap_or(version);
+    let version = version.split_once('+').map_or(version, |(before, _)| before);
+    let mut numbers = [0; 3];
+    let mut rest = version;
+    for (index, number) in numbers.iter_mut().enumerate() {
+        if index > 0 {
+            rest = rest.strip_prefix('.')?;
+        }
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        *number = rest[..digits].parse().ok()?;
+        rest = &rest[digits..];
+    }
+    Some((numbers, prerelease(rest)?))
+}
+
+/// Whether what follows X.Y.Z makes a prerelease (`false` for nothing), or `None` if it is no
+/// prerelease svc-stub's versions use: semver's `-rc.1`, PEP 440's `rc1`, `a1`, `b1`, `.dev1`.
+fn prerelease(rest: &str) -> Option<bool> {
+    if rest.is_empty() {
+        return Some(false);
+    }
+    let identifiers =
+        |text: &str| !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-');
+    if let Some(semver) = rest.strip_prefix('-') {
+        return identifiers(semver).then_some(true);
+    }
+    let pep440 = rest.strip_prefix('.').unwrap_or(rest);
+    let named =
+        ["dev", "rc", "alpha", "beta", "preview", "pre", "a", "b", "c"].iter().any(|word| pep440.starts_with(word));
+    (named && identifiers(pep440)).then_some(true)
 }
 
 #[cfg(test)]
@@ -231,5 +265,20 @@ mod tests {
         assert!(!recent_enough("0.0.9", "0.1.0"));
         assert!(!recent_enough("", "0.1.0"));
         assert!(!recent_enough("dev", "0.1.0"));
+    }
+
+    /// Every case of the rule all helpers share, `clients/compatibility.json` in the repository.
+    #[test]
+    fn every_case_of_the_shared_compatibility_rule() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../compatibility.json");
+        let text = std::fs::read_to_string(path).unwrap_or_else(|error| panic!("{path}: {error}"));
+        let rule: serde_json::Value = serde_json::from_str(&text).expect("compatibility.json: not JSON");
+        let cases = rule["cases"].as_array().expect("compatibility.json: no cases");
+        assert!(!cases.is_empty(), "compatibility.json: no cases");
+        for case in cases {
+            let (stub, helper) = (case["stub"].as_str().unwrap(), case["helper"].as_str().unwrap());
+            let compatible = case["compatible"].as_bool().unwrap();
+            assert_eq!(recent_enough(stub, helper), compatible, "stub {stub:?}, helper {helper:?}");
+        }
     }
 }

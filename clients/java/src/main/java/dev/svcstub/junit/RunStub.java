@@ -13,6 +13,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -242,21 +243,33 @@ final class RunStub implements ExtensionContext.Store.CloseableResource, AutoClo
                 + "); start one there (svc-stub --port PORT) or unset " + setting + " to have one started", problem);
     }
 
-    /** Whether a stub of {@code version} is this library's version or later, numerically. */
+    /** Whether a stub of {@code version} is recent enough for this library (see {@link #compatible}). */
     static boolean recentEnough(String version) {
-        String[] have = version.split("[.+-]", -1);
-        String[] need = SvcStub.VERSION.split("\\.");
-        for (int i = 0; i < 3; i++) {
-            try {
-                int a = i < have.length ? Integer.parseInt(have[i]) : 0;
-                int b = Integer.parseInt(need[i]);
-                if (a != b) {
-                    return a > b;
-                }
-            } catch (NumberFormatException notANumber) {
-                return false;
+        return compatible(version, SvcStub.VERSION);
+    }
+
+    /** X.Y.Z, a leading v allowed; then a prerelease (-rc.1, rc1, .dev1); then build metadata, ignored. */
+    private static final Pattern RELEASE = Pattern.compile(
+            "v?(\\d+)\\.(\\d+)\\.(\\d+)(-[0-9A-Za-z.-]+|\\.?[A-Za-z][0-9A-Za-z.]*)?(\\+[0-9A-Za-z.-]*)?");
+
+    /**
+     * Whether a helper of version {@code helper} works with a stub of version {@code stub}, by the
+     * one rule of clients/compatibility.json: the stub's release numbers at least the helper's; at
+     * equal numbers a prerelease stub is older than a final helper, and prereleases go together.
+     * Anything that is not a version is not compatible.
+     */
+    static boolean compatible(String stub, String helper) {
+        Matcher have = RELEASE.matcher(stub);
+        Matcher need = RELEASE.matcher(helper);
+        if (!have.matches() || !need.matches()) {
+            return false;
+        }
+        for (int group = 1; group <= 3; group++) {
+            int order = new java.math.BigInteger(have.group(group)).compareTo(new java.math.BigInteger(need.group(group)));
+            if (order != 0) {
+                return order > 0;
             }
         }
-        return true;
+        return have.group(4) == null || need.group(4) != null;
     }
 }

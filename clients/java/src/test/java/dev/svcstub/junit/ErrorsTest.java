@@ -157,8 +157,8 @@ class ErrorsTest {
         assertEquals(true, RunStub.recentEnough("0.1.0"));
         assertEquals(true, RunStub.recentEnough("0.1.1"));
         assertEquals(true, RunStub.recentEnough("0.10.0"));
-        assertEquals(true, RunStub.recentEnough("1.0"));
-        assertEquals(true, RunStub.recentEnough("0.1.0-dev1"));
+        assertEquals(false, RunStub.recentEnough("1.0")); // not X.Y.Z: not a version (clients/compatibility.json)
+        assertEquals(false, RunStub.recentEnough("0.1.0-dev1")); // a prerelease of this package's numbers
         assertEquals(false, RunStub.recentEnough("0.0.9"));
         assertEquals(false, RunStub.recentEnough("unknown"));
         assertEquals(false, RunStub.recentEnough(""));
