@@ -1,0 +1,1 @@
+//! A brand-new project whose tests use svc-stub, as installed from a registry.
