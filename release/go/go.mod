@@ -1,0 +1,5 @@
+module github.com/svc-stub/svc-stub/release/go
+
+go 1.26.0
+
+require golang.org/x/mod v0.43.0
