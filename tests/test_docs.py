@@ -522,6 +522,27 @@ class TestTheCoverageGuide:
         assert "checkout: 1 of 2 cells met\n  - checkout never saw a 429" in done.stdout
 
 
+class TestTheReleasePage:
+    PAGE = "docs/about/releasing.md"
+
+    def test_its_rehearsal_is_the_one_ci_and_the_release_workflow_run(self) -> None:
+        """The page's commands are `.ci/run`'s (which runs them whole); the workflow that
+        publishes runs the same rehearsal and refusals before it publishes anything."""
+        import yaml
+
+        (block,) = [b.text for b in blocks() if b.page == self.PAGE and b.language == "sh"]
+        ci = (ROOT / ".ci" / "run").read_text()
+        install, rehearse = block.splitlines()
+        assert install in ci
+        assert rehearse.split(" --only")[0] in ci
+        workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text())
+        steps = workflow["jobs"]["rehearse"]["steps"]
+        ran = "\n".join(step.get("run", "") for step in steps)
+        assert "release/rehearse.py --out" in ran
+        assert "release/rehearse.py --refusals" in ran
+        assert workflow["jobs"]["publish"]["needs"] == "rehearse"
+
+
 class TestTheSharedCommandExample:
     def test_the_run_gets_one_stub_until_it_stops(self, tmp_path: Path) -> None:
         (block,) = [b.text for b in blocks() if b.first_line.startswith("svc-stub shared ")]
@@ -1037,6 +1058,8 @@ RUN_BY: dict[tuple[str, str], str] = {
     ("docs/guides/javascript.md", COVERAGE_LINE): "clients/javascript/test/vitest/coverage.test.js",
     ("docs/guides/coverage.md", "profiles:"): "TestTheCoverageGuide",
     ("docs/guides/coverage.md", COVERAGE_LINE): "TestTheCoverageGuide",
+    ("docs/about/releasing.md", '.venv-test/bin/pip install -e ".[release]"'):
+        "TestTheReleasePage (.ci/run)",
     ("docs/guides/rust.md", "svc-stub coverage: runtime 1 of 15 cells met; gaps: evaluate was "
      "never answered successfully; evaluate never met a 401; evaluate never met a 429 with "
      "Retry-After; evaluate never met a timeout (a delay or a hang); evaluate never met a "
