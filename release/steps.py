@@ -4,6 +4,7 @@ in, the one version, and how a step runs a tool and says why it failed, in one l
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
@@ -48,6 +49,11 @@ class Workspace:
     def scratch(self, ecosystem: str) -> Path:
         return self._folder("scratch", ecosystem)
 
+    def new_project(self, ecosystem: str) -> Path:
+        """A brand-new project: release/projects/<ecosystem>, copied into `project(ecosystem)`
+        emptied first."""
+        return copied(ROOT / "release" / "projects" / ecosystem, self.project(ecosystem))
+
     def env(self, **extra: str) -> dict[str, str]:
         """The environment a step's tools run in: `stub_bin` first on PATH."""
         path = os.environ.get("PATH", "")
@@ -59,6 +65,21 @@ class Workspace:
         folder = self.out / kind / ecosystem
         folder.mkdir(parents=True, exist_ok=True)
         return folder
+
+
+def copied(source: Path, to: Path, *left_out: str) -> Path:
+    """`source` copied to `to` (emptied first), without what matches `left_out` (glob patterns:
+    builds and installs)."""
+    shutil.rmtree(to, ignore_errors=True)
+    shutil.copytree(source, to, ignore=shutil.ignore_patterns(*left_out))
+    return to
+
+
+def emptied(folder: Path) -> Path:
+    """`folder`, made afresh: nothing an earlier run left in it."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return folder
 
 
 def run(

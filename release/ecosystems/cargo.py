@@ -13,14 +13,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from steps import ROOT, Ecosystem, ReleaseError, Workspace, run
+from steps import ROOT, Ecosystem, ReleaseError, Workspace, copied, run
 
 NAME = "cargo"
 CRATE = "svc-stub"
 HELPER = ROOT / "clients" / "rust"
 REGISTRY = ROOT / "release" / "cargo" / "registry.py"
 """The stand-in for crates.io: a sparse index, the .crate files and the publish API."""
-PROJECT = ROOT / "release" / "projects" / NAME
 ALIAS = "rehearsal"
 """The stand-in's name in a project's `.cargo/config.toml` (`[registries.rehearsal]`)."""
 TOKEN = "rehearsal-token"
@@ -153,9 +152,7 @@ def _sha256(path: Path) -> str:
 def rehearse(workspace: Workspace) -> None:
     """A new project, its registries in `.cargo/config.toml`, `cargo add --dev svc-stub
     --registry rehearsal` and `cargo test`."""
-    project = workspace.project(NAME)
-    shutil.rmtree(project)
-    shutil.copytree(PROJECT, project)
+    project = workspace.new_project(NAME)
     with serving(workspace.registry(NAME)) as url:
         config = project / ".cargo" / "config.toml"
         config.parent.mkdir()
@@ -169,9 +166,7 @@ def rehearse(workspace: Workspace) -> None:
 def refusal(workspace: Workspace) -> str:
     """A copy of the crate whose manifest has no `license`, put to `build`'s checks."""
     scratch = workspace.scratch(NAME)
-    copy = scratch / "unlicensed"
-    shutil.rmtree(copy, ignore_errors=True)
-    shutil.copytree(HELPER, copy, ignore=shutil.ignore_patterns("target"))
+    copy = copied(HELPER, scratch / "unlicensed", "target")
     manifest = copy / "Cargo.toml"
     lines = manifest.read_text().splitlines(keepends=True)
     manifest.write_text("".join(line for line in lines if not line.startswith("license ")))

@@ -9,7 +9,7 @@ import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
-from steps import ROOT, Ecosystem, ReleaseError, Workspace, run
+from steps import ROOT, Ecosystem, ReleaseError, Workspace, copied, run
 
 NAME = "go"
 REPOSITORY = "github.com/svc-stub/svc-stub"
@@ -20,7 +20,6 @@ MODULE = f"{REPOSITORY}/{SUBDIR}"
 HELPER = ROOT / SUBDIR
 TOOL = ROOT / "release" / "go"
 """gomodule: golang.org/x/mod's checks and zip, pinned by its go.mod and go.sum."""
-PROJECT = ROOT / "release" / "projects" / NAME
 
 
 def tag(version: str) -> str:
@@ -28,27 +27,22 @@ def tag(version: str) -> str:
     return f"{SUBDIR}/v{version}"
 
 
-def _gomodule(workspace: Workspace) -> Path:
+def _gomodule(
+    workspace: Workspace, mode: str, module: Path, *options: str | Path, refused: str
+) -> str:
+    """release/go's program (`check` or `build`) on the module in `module`: this repository's
+    path and the module's folder in it, then `options`."""
     binary = workspace.scratch(NAME) / "gomodule"
-    run(["go", "build", "-o", binary, "."], TOOL, workspace.env(), refused="release/go: not built")
-    return binary
+    env = workspace.env()
+    run(["go", "build", "-o", binary, "."], TOOL, env, refused="release/go: not built")
+    command = [binary, mode, "-dir", module, "-repo", REPOSITORY, "-subdir", SUBDIR, *options]
+    return run(command, module, env, refused=refused)
 
 
 def check(workspace: Workspace, module: Path) -> str:
     """The module in `module` is where its repository says (go.mod's path is the repository's
     and its folder's) and the module zip takes every file of it, or ReleaseError."""
-    binary = _gomodule(workspace)
-    command: list[str | Path] = [
-        binary,
-        "check",
-        "-dir",
-        module,
-        "-repo",
-        REPOSITORY,
-        "-subdir",
-        SUBDIR,
-    ]
-    return run(command, module, workspace.env(), refused=f"{MODULE}: refused").strip()
+    return _gomodule(workspace, "check", module, refused=f"{MODULE}: refused").strip()
 
 
 def _version_time() -> str:
@@ -71,19 +65,10 @@ def build(workspace: Workspace) -> list[Path]:
     version, dist = f"v{workspace.version}", workspace.dist(NAME)
     for stale in dist.glob("v*"):
         stale.unlink()
-    binary = _gomodule(workspace)
-    command: list[str | Path] = [
-        binary,
-        "build",
-        "-dir",
-        HELPER,
-        "-repo",
-        REPOSITORY,
-        "-subdir",
-        SUBDIR,
-    ]
-    command += ["-version", version, "-time", _version_time(), "-out", dist]
-    run(command, HELPER, workspace.env(), refused=f"{MODULE}@{version}: not built")
+    _gomodule(
+        workspace, "build", HELPER, "-version", version, "-time", _version_time(), "-out", dist,
+        refused=f"{MODULE}@{version}: not built",
+    )  # fmt: skip
     print(f"the release tags it: git tag {tag(workspace.version)}", flush=True)
     return [dist / f"{version}{kind}" for kind in (".info", ".mod", ".zip")]
 
@@ -105,9 +90,7 @@ def publish(workspace: Workspace, artifacts: list[Path]) -> None:
 
 
 def rehearse(workspace: Workspace) -> None:
-    project = workspace.project(NAME)
-    shutil.rmtree(project)
-    shutil.copytree(PROJECT, project)
+    project = workspace.new_project(NAME)
     cache = workspace.scratch(NAME) / "modcache"
     env = workspace.env(
         GOPROXY=f"{workspace.registry(NAME).as_uri()},https://proxy.golang.org",
@@ -123,9 +106,7 @@ def rehearse(workspace: Workspace) -> None:
 
 def refusal(workspace: Workspace) -> str:
     """A copy whose go.mod names a module path its repository does not resolve."""
-    broken = workspace.scratch(NAME) / "broken-module"
-    shutil.rmtree(broken, ignore_errors=True)
-    shutil.copytree(HELPER, broken)
+    broken = copied(HELPER, workspace.scratch(NAME) / "broken-module")
     (broken / "go.mod").write_text("module github.com/svc-stub/svc-stub-go\n\ngo 1.21\n")
     try:
         accepted = check(workspace, broken)

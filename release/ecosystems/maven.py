@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ElementTree
 import zipfile
 from pathlib import Path
 
-from steps import ROOT, Ecosystem, ReleaseError, Workspace, run
+from steps import ROOT, Ecosystem, ReleaseError, Workspace, copied, emptied, run
 
 NAME = "maven"
 PACKAGE = Path("clients/java")
@@ -59,12 +59,12 @@ def check_pom(pom: Path) -> None:
 
 def build(workspace: Workspace) -> list[Path]:
     package = _copied(workspace.scratch(NAME) / "build")
-    return _built(package, _emptied(workspace.dist(NAME)))
+    return _built(package, emptied(workspace.dist(NAME)))
 
 
 def publish(workspace: Workspace, artifacts: list[Path]) -> None:
     pom, jar, sources, javadoc = artifacts
-    registry = _emptied(workspace.registry(NAME))
+    registry = emptied(workspace.registry(NAME))
     run(
         [
             *MAVEN,
@@ -87,9 +87,7 @@ def publish(workspace: Workspace, artifacts: list[Path]) -> None:
 
 
 def rehearse(workspace: Workspace) -> None:
-    project = workspace.project(NAME)
-    shutil.rmtree(project)
-    shutil.copytree(PROJECT, project)
+    project = workspace.new_project(NAME)
     manifest = project / "pom.xml"
     written = manifest.read_text(encoding="utf-8")
     if REPOSITORY_URL not in written:
@@ -141,7 +139,7 @@ def refusal(workspace: Workspace) -> str:
         (licence, "a POM without <licenses>"),
     ):
         try:
-            _built(package, _emptied(scratch / f"{package.parent.name}-dist"))
+            _built(package, emptied(scratch / f"{package.parent.name}-dist"))
         except ReleaseError as refused:
             said.append(str(refused).splitlines()[0])
         else:
@@ -198,18 +196,11 @@ def _copied(where: Path) -> Path:
     """clients/java copied (without its target/) where the repository's layout holds: the jar
     takes ../../LICENSE, the suite reads ../*.json. Maven writes only into the copy."""
     shutil.rmtree(where, ignore_errors=True)
-    package = where / PACKAGE
-    shutil.copytree(ROOT / PACKAGE, package, ignore=shutil.ignore_patterns("target"))
+    package = copied(ROOT / PACKAGE, where / PACKAGE, "target")
     shutil.copy2(ROOT / "LICENSE", where / "LICENSE")
     for shared in (ROOT / PACKAGE.parent).glob("*.json"):
         shutil.copy2(shared, package.parent / shared.name)
     return package
-
-
-def _emptied(folder: Path) -> Path:
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    return folder
 
 
 ECOSYSTEM = Ecosystem(NAME, build, publish, rehearse, refusal)

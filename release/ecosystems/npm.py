@@ -17,22 +17,17 @@ import socket
 import subprocess
 import tarfile
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from steps import ROOT, Ecosystem, ReleaseError, Workspace, run
+from steps import ROOT, Ecosystem, ReleaseError, Workspace, copied, run
 
 NAME = "npm"
 PACKAGE = ROOT / "clients" / "javascript"
 TOOLS = ROOT / "release" / "npm"
-PROJECT = ROOT / "release" / "projects" / "npm"
 
-NOT_COPIED = shutil.ignore_patterns(
-    "node_modules", "dist", "test-results", "playwright-report", "*.tgz"
-)
+NOT_COPIED = ("node_modules", "dist", "test-results", "playwright-report", "*.tgz")
 """What the package folder holds that `npm pack` never reads: installs, builds, runners' output."""
 
 ALLOWED = re.compile(
@@ -60,9 +55,7 @@ def _copied(workspace: Workspace, name: str) -> Path:
     env = workspace.env()
     if not (PACKAGE / "node_modules" / ".bin" / "tsc").exists():
         run(["npm", "ci", "--no-audit", "--no-fund"], PACKAGE, env)
-    copy = workspace.scratch(NAME) / name
-    shutil.rmtree(copy, ignore_errors=True)
-    shutil.copytree(PACKAGE, copy, ignore=NOT_COPIED)
+    copy = copied(PACKAGE, workspace.scratch(NAME) / name, *NOT_COPIED)
     (copy / "node_modules").symlink_to(PACKAGE / "node_modules", target_is_directory=True)
     shutil.copy2(ROOT / "LICENSE", copy / "LICENSE")
     return copy
@@ -166,23 +159,7 @@ def _registry(workspace: Workspace) -> Iterator[str]:
         stderr=subprocess.STDOUT,
     )
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}-/ping", timeout=2):
-                    break
-            except (urllib.error.URLError, OSError):
-                if server.poll() is not None or time.monotonic() > deadline:
-                    tail = (
-                        (home / "verdaccio.log")
-                        .read_text(errors="replace")
-                        .strip()
-                        .splitlines()[-5:]
-                    )
-                    raise ReleaseError(
-                        f"verdaccio did not start on {url}: {' | '.join(tail)}"
-                    ) from None
-                time.sleep(0.2)
+        _listening(server, home / "verdaccio.log", url)
         yield url
     finally:
         server.terminate()
@@ -192,6 +169,15 @@ def _registry(workspace: Workspace) -> Iterator[str]:
             server.kill()
             server.wait()
         log.close()
+
+
+def _listening(server: subprocess.Popen[bytes], log: Path, url: str) -> None:
+    """Waits for verdaccio's own line that it listens (`http address - URL`), or its exit."""
+    while f"http address - {url}" not in log.read_text(errors="replace"):
+        if server.poll() is not None:
+            tail = log.read_text(errors="replace").strip().splitlines()[-5:]
+            raise ReleaseError(f"verdaccio did not start on {url}: {' | '.join(tail)}")
+        time.sleep(0.05)
 
 
 def _npmrc(folder: Path, url: str) -> Path:
@@ -227,9 +213,7 @@ def publish(workspace: Workspace, artifacts: list[Path]) -> None:
 
 def rehearse(workspace: Workspace) -> None:
     env = workspace.env(npm_config_cache=str(workspace.scratch(NAME) / "npm-cache"))
-    project = workspace.project(NAME)
-    shutil.rmtree(project)
-    shutil.copytree(PROJECT, project)
+    project = workspace.new_project(NAME)
     with _registry(workspace) as url:
         _npmrc(project, url)
         run(

@@ -14,9 +14,8 @@ import venv
 import zipfile
 from pathlib import Path
 
-from steps import ROOT, Ecosystem, ReleaseError, Workspace, run
+from steps import ROOT, Ecosystem, ReleaseError, Workspace, emptied, run
 
-PROJECT = ROOT / "release" / "projects" / "python"
 REQUIRED = {
     "Summary": "a one-line description",
     "License-Expression": "an SPDX licence",
@@ -32,7 +31,7 @@ PYPI = "https://pypi.org/simple"
 
 
 def build(workspace: Workspace) -> list[Path]:
-    out = _emptied(workspace.dist("python"))
+    out = emptied(workspace.dist("python"))
     run([sys.executable, "-m", "build", "--outdir", out, ROOT], ROOT)  # the wheel from the sdist
     artifacts = sorted(out.iterdir())
     run([sys.executable, "-m", "twine", "check", "--strict", *artifacts], out)
@@ -59,7 +58,7 @@ def check_metadata(wheel: Path, version: str) -> None:
 
 
 def _runs_in_a_fresh_venv(wheel: Path, workspace: Workspace) -> None:
-    where = _emptied(workspace.scratch("python") / "fresh")
+    where = emptied(workspace.scratch("python") / "fresh")
     venv.create(where, with_pip=True)
     run([where / "bin" / "python", "-m", "pip", "install", "-q", wheel], where)
     said = run([where / "bin" / "svc-stub", "--version"], where)
@@ -87,8 +86,7 @@ def publish(workspace: Workspace, artifacts: list[Path]) -> None:
 def rehearse(workspace: Workspace) -> None:
     """`pip install "svc-stub[pytest]==VERSION"` from the file index (its dependencies from
     PyPI), and the project's one test through the pytest plugin."""
-    project = _emptied(workspace.project("python"))
-    shutil.copytree(PROJECT, project, dirs_exist_ok=True)
+    project = workspace.new_project("python")
     venv.create(project / ".venv", with_pip=True)
     bin_ = project / ".venv" / "bin"
     index = (workspace.registry("python") / "simple").as_uri()
@@ -103,7 +101,7 @@ def rehearse(workspace: Workspace) -> None:
 
 def refusal(workspace: Workspace) -> str:
     """A wheel built from a copy with no licence file: refused by `check_metadata`."""
-    copy = _emptied(workspace.scratch("python") / "unlicensed")
+    copy = emptied(workspace.scratch("python") / "unlicensed")
     for name in ("stub", "fixtures"):
         shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("README.md", "svc_stub_pytest.py"):
@@ -122,12 +120,6 @@ def refusal(workspace: Workspace) -> str:
 
 def _page(body: str) -> str:
     return f"<!DOCTYPE html>\n<html><body>\n{body}\n</body></html>\n"
-
-
-def _emptied(folder: Path) -> Path:
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    return folder
 
 
 ECOSYSTEM = Ecosystem("python", build, publish, rehearse, refusal)
