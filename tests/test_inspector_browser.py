@@ -37,6 +37,8 @@ SCREENSHOT = Path(__file__).resolve().parent.parent / "docs" / "assets" / "inspe
 USER = EvaluationContext(targeting_key="user-42")
 FLAG = "checkout-v2"
 ROWS = "#requests tbody tr"
+CLIENT_TIMEOUT_MS = HANG_GUARD_S * 1000
+"""The client's timeout: a guard against a hang, not a speed budget a busy machine can miss."""
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +102,7 @@ class TestLive:
         page = inspector.open()
         expect(page.locator(ROWS)).to_have_count(0)
         expect(page.locator("#journal-note")).to_contain_text("no requests yet")
-        _, _, client = open_fireweave(inspector.url, "fw-key", 2000)
+        _, _, client = open_fireweave(inspector.url, "fw-key", CLIENT_TIMEOUT_MS)
         inspector.control.arm("500", apply_to="evaluate", ttl_requests=1)
 
         failed = client.control_points.get_details(FLAG, FlagType.STRING, "fallback", USER)
@@ -118,12 +120,7 @@ class TestLive:
     def test_filters_keep_what_they_name(
         self, inspector: Inspector, open_fireweave: OpenFireweave
     ) -> None:
-        page = inspector.open()
-        _, _, client = open_fireweave(inspector.url, "fw-key", 2000)
-        inspector.control.arm("500", apply_to="evaluate", ttl_requests=1)
-        for _ in range(3):
-            client.control_points.get_details(FLAG, FlagType.STRING, "fallback", USER)
-        _get(inspector.url + "/v1/flags/evaluat")
+        page = _a_500_two_reads_and_a_typo(inspector, open_fireweave)
         rows = page.locator(ROWS)
         expect(rows).to_have_count(4)
 
@@ -175,7 +172,7 @@ class TestLive:
         self, inspector: Inspector, open_fireweave: OpenFireweave
     ) -> None:
         page = inspector.open()
-        _, _, client = open_fireweave(inspector.url, "fw-key", 2000)
+        _, _, client = open_fireweave(inspector.url, "fw-key", CLIENT_TIMEOUT_MS)
         inspector.control.arm("status", apply_to="evaluate", status=503)
         assert client.control_points.get_string_value(FLAG, "fallback", USER) == "fallback"
         tab(page, "faults")
@@ -230,7 +227,7 @@ class TestLive:
         self, inspector: Inspector, open_fireweave: OpenFireweave
     ) -> None:
         page = inspector.open()
-        adapter, _, client = open_fireweave(inspector.url, "fw-key", 2000)
+        adapter, _, client = open_fireweave(inspector.url, "fw-key", CLIENT_TIMEOUT_MS)
         client.exposures.record("user-42", FLAG, "treatment-b", "treatment-b")
         client.exposures.flush()
         adapter.flush()
@@ -250,12 +247,7 @@ class TestLive:
     def test_the_coverage_tab_puts_the_gaps_first_and_a_cell_picks_out_its_requests(
         self, inspector: Inspector, open_fireweave: OpenFireweave
     ) -> None:
-        page = inspector.open()
-        _, _, client = open_fireweave(inspector.url, "fw-key", 2000)
-        inspector.control.arm("500", apply_to="evaluate", ttl_requests=1)
-        for _ in range(3):
-            client.control_points.get_details(FLAG, FlagType.STRING, "fallback", USER)
-        _get(inspector.url + "/v1/flags/evaluat")
+        page = _a_500_two_reads_and_a_typo(inspector, open_fireweave)
         expect(page.locator(ROWS)).to_have_count(4)
         tab(page, "coverage")
 
@@ -414,7 +406,7 @@ def _take_the_screenshot(
 ) -> Path:
     _hold_still(inspector.page, inspector.origin)
     page = inspector.open()
-    adapter, _, client = open_fireweave(inspector.url, "fw-key", 2000)
+    adapter, _, client = open_fireweave(inspector.url, "fw-key", CLIENT_TIMEOUT_MS)
     inspector.control.arm("429", apply_to="evaluate", ttl_requests=1)
     for flag in (FLAG, "new-checkout", FLAG):
         client.control_points.get_details(flag, FlagType.STRING, "fallback", USER)
@@ -590,6 +582,18 @@ def _differing_pixels(taken: _Picture, kept: _Picture) -> str | None:
         f"{differing} of {taken.width * taken.height} pixels differ (at most {PIXELS_SLACK} "
         f"may), within x {left}..{right}, y {top}..{bottom}"
     )
+
+
+def _a_500_two_reads_and_a_typo(inspector: Inspector, open_fireweave: OpenFireweave) -> Page:
+    """The page open while fireweave reads a flag three times, the first met by an armed 500,
+    and a misspelt path is asked for: four requests."""
+    page = inspector.open()
+    _, _, client = open_fireweave(inspector.url, "fw-key", CLIENT_TIMEOUT_MS)
+    inspector.control.arm("500", apply_to="evaluate", ttl_requests=1)
+    for _ in range(3):
+        client.control_points.get_details(FLAG, FlagType.STRING, "fallback", USER)
+    _get(inspector.url + "/v1/flags/evaluat")
+    return page
 
 
 def _get(url: str) -> None:
