@@ -41,11 +41,14 @@ async def remote_flags(request: web.Request) -> web.Response:
             f"person_properties: expected an object, got {json_type(person_properties)}"
         )
     state = state_of(request)
-    answer = state.served.vendor.flags_answer(
+    served = state.served
+    answer = served.vendor.flags_answer(
         keys, str(distinct_id), person_properties or {}, request_id(request)
     )
-    served = state.served.fixtures.flags
-    state.coverage.read(served.keys() if keys is None else [k for k in keys if k in served])
+    flags = served.fixtures.flags
+    state.coverage.read(
+        served.decisions.all_keys if keys is None else [k for k in keys if k in flags]
+    )
     return encoded_response(answer)
 
 
@@ -70,7 +73,7 @@ def _definitions(request: web.Request) -> web.Response:
     """The definitions, with their ETag; a 304 for the one the poller holds. Every flag counts
     as read: the client evaluates them itself, and which it reads the stub cannot know."""
     state = state_of(request)
-    state.coverage.read(state.served.fixtures.flags.keys())
+    state.coverage.read(state.served.decisions.all_keys)
     vendor = state.served.vendor
     if request.headers.get("If-None-Match") == vendor.etag:
         return web.Response(status=304, headers={"ETag": vendor.etag})

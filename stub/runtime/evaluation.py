@@ -65,10 +65,12 @@ class DecisionTable:
     it. A new fixture set is a new table, so nothing remembered outlives what it was read
     from."""
 
-    __slots__ = ("_all_keys", "_answered", "_conditional", "_matched", "_unmatched", "answered")
+    __slots__ = ("_answered", "_conditional", "_matched", "_unmatched", "all_keys", "answered")
 
     def __init__(self, flags: Mapping[str, Flag]) -> None:
-        self._all_keys = tuple(flags)
+        self.all_keys = tuple(flags)
+        """Every served flag, once: what a request for all of them reads (one collection, so
+        coverage sees a repeat by identity)."""
         self._matched = {key: orjson.dumps(matched_decision(f)) for key, f in flags.items()}
         self._unmatched = {key: orjson.dumps(unmatched_decision(key)) for key in flags}
         self._conditional = {key: f for key, f in flags.items() if f.is_conditional}
@@ -93,8 +95,8 @@ class DecisionTable:
     ) -> Decided:
         """A JSON array of decisions, and the fixture flags it answered; no keys means every
         served flag."""
-        keys = flag_keys or self._all_keys
-        read = self._all_keys if keys is self._all_keys else self._matched.keys() & keys
+        keys = flag_keys or self.all_keys
+        read = self.all_keys if keys is self.all_keys else self._matched.keys() & keys
         encoded = b"[" + b",".join(self._one(k, targeting_key, attributes) for k in keys) + b"]"
         return encoded, read
 
